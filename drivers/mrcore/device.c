@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mrcore: device registration. A backend fills in struct mrc_device and
+ * calls mrc_register_device(); from then on the core owns the device's key
+ * space, PD numbers and translation area until mrc_unregister_device().
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/export.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include "mrcore_loc.h"
+
+/* Every callback is mandatory: the core never checks for NULL later. */
+static bool mrc_ops_valid(const struct mrc_hw_ops *ops)
+{
+	return ops && ops->fence && ops->invalidate_mkey && ops->write_mkey &&
+	       ops->write_xlt;
+}
+
+static bool mrc_caps_valid(const struct mrc_caps *caps)
+{
+	if (caps->max_mkeys < 2 || caps->max_mkeys > MRC_MAX_MKEYS ||
+	    !is_power_of_2(caps->max_mkeys))
+		return false;
+	if (caps->max_pds < 2 || caps->max_pds > MRC_MAX_PDS)
+		return false;
+	if (!caps->xlt_size || caps->xlt_size > MRC_MAX_XLT_SIZE ||
+	    !IS_ALIGNED(caps->xlt_size, MRC_XLT_SEG_SIZE))
+		return false;
+	/* The local DMA key and kernel MRs describe CPU pages. */
+	return caps->page_size_bitmap & PAGE_SIZE;
+}
+
+/* Runs before anything is allocated, so failure needs no unwinding. */
+static int mrc_validate(const struct mrc_device *mdev)
+{
+	if (!mdev->name)
+		return -EINVAL;
+	if (!mrc_ops_valid(mdev->ops)) {
+		mrc_dbg(mdev, "incomplete ops table\n");
+		return -EINVAL;
+	}
+	if (!mrc_caps_valid(&mdev->caps)) {
+		mrc_dbg(mdev, "bad caps: mkeys %u pds %u xlt %llu pages %#lx\n",
+			mdev->caps.max_mkeys, mdev->caps.max_pds,
+			mdev->caps.xlt_size, mdev->caps.page_size_bitmap);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Core state that needs no allocation; the backend may not have zeroed it. */
+static void mrc_init_state(struct mrc_device *mdev)
+{
+	xa_init_flags(&mdev->mkeys, XA_FLAGS_ALLOC1);
+	mdev->mkey_next = 1;
+	mdev->mkey_variant = NULL;
+	ida_init(&mdev->pd_ida);
+	mdev->local_dma_lkey = 0;
+	atomic_set(&mdev->num_pds, 0);
+	atomic_set(&mdev->num_mkeys, 0);
+	atomic_set(&mdev->xlt_segs_used, 0);
+	atomic64_set(&mdev->stats_pd_allocs, 0);
+	atomic64_set(&mdev->stats_mkey_allocs, 0);
+	mdev->debugfs = NULL;
+}
+
+static void mrc_destroy_state(struct mrc_device *mdev)
+{
+	kvfree(mdev->mkey_variant);
+	mdev->mkey_variant = NULL;
+	ida_destroy(&mdev->pd_ida);
+	xa_destroy(&mdev->mkeys);
+}
+
+static int mrc_stats_show(struct seq_file *s, void *unused)
+{
+	struct mrc_device *mdev = s->private;
+
+	seq_printf(s, "pds %d\n", atomic_read(&mdev->num_pds));
+	seq_printf(s, "mkeys %d\n", atomic_read(&mdev->num_mkeys));
+	seq_printf(s, "xlt_segs_used %d\n", atomic_read(&mdev->xlt_segs_used));
+	seq_printf(s, "xlt_segs_total %lu\n", mdev->xlt.num_segs);
+	seq_printf(s, "pd_allocs %lld\n",
+		   (long long)atomic64_read(&mdev->stats_pd_allocs));
+	seq_printf(s, "mkey_allocs %lld\n",
+		   (long long)atomic64_read(&mdev->stats_mkey_allocs));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(mrc_stats);
+
+/* debugfs failures are not fatal: the device works without its files. */
+static void mrc_debugfs_add(struct mrc_device *mdev)
+{
+	mdev->debugfs = debugfs_create_dir(mdev->name, mrc_debugfs_root);
+	debugfs_create_file("stats", 0444, mdev->debugfs, mdev,
+			    &mrc_stats_fops);
+}
+
+/* Waits for open readers of "stats", so @mdev may be freed afterwards. */
+static void mrc_debugfs_remove(struct mrc_device *mdev)
+{
+	debugfs_remove(mdev->debugfs);
+	mdev->debugfs = NULL;
+}
+
+/*
+ * The local DMA key lets a kernel caller name any DMA address of the device
+ * for local writes in any PD: a PA-mode context covering every address.
+ */
+static int mrc_local_dma_key_init(struct mrc_device *mdev)
+{
+	struct mrc_mkey_ctx ctx = {
+		.state = MRC_MKEY_VALID,
+		.access_mode = MRC_ACCESS_MODE_PA,
+		.pdn = MRC_PDN_ANY,
+		.access = MRC_ACCESS_LOCAL_WRITE,
+		.iova = 0,
+		.length = U64_MAX,
+	};
+	u32 key;
+	int ret;
+
+	ret = mrc_mkey_alloc(mdev, NULL, &key);
+	if (ret)
+		return ret;
+
+	ctx.key = key;
+	/* A failed write leaves the slot as it was: nothing to invalidate. */
+	ret = mdev->ops->write_mkey(mdev, mrc_key_index(key), &ctx);
+	if (ret)
+		goto out_free_key;
+
+	mdev->local_dma_lkey = key;
+	return 0;
+
+out_free_key:
+	mrc_mkey_free(mdev, key);
+	return ret;
+}
+
+static void mrc_local_dma_key_fini(struct mrc_device *mdev)
+{
+	u32 key = mdev->local_dma_lkey;
+	int ret;
+
+	ret = mdev->ops->invalidate_mkey(mdev, mrc_key_index(key));
+	if (ret)
+		pr_warn("%s: invalidating the local DMA key failed: %d\n",
+			mdev->name, ret);
+	mrc_mkey_free(mdev, key);
+	mdev->local_dma_lkey = 0;
+}
+
+/**
+ * mrc_register_device - hand a backend's device to the core
+ * @mdev: device with @name, @ops and @caps filled in; @dma_dev and @priv
+ *	are the backend's and left alone
+ *
+ * Checks the ops table and caps before allocating anything, sets up the
+ * key space, PD numbers and translation-area allocator, writes the local
+ * DMA key's context through @ops->write_mkey and adds
+ * /sys/kernel/debug/mrcore/<name>/stats. On failure nothing is left
+ * allocated and no context is left written.
+ *
+ * Context: process context; may sleep.
+ * Return: 0; -EINVAL for a missing name or callback or an invalid cap;
+ * -ENOMEM; or the error of @ops->write_mkey.
+ */
+int mrc_register_device(struct mrc_device *mdev)
+{
+	int ret;
+
+	ret = mrc_validate(mdev);
+	if (ret)
+		return ret;
+
+	mrc_init_state(mdev);
+	mdev->mkey_variant = kvcalloc(mdev->caps.max_mkeys,
+				      sizeof(*mdev->mkey_variant), GFP_KERNEL);
+	if (!mdev->mkey_variant) {
+		ret = -ENOMEM;
+		goto out_destroy_state;
+	}
+
+	ret = mrc_xlt_init(mdev);
+	if (ret)
+		goto out_destroy_state;
+
+	ret = mrc_local_dma_key_init(mdev);
+	if (ret)
+		goto out_fini_xlt;
+
+	mrc_debugfs_add(mdev);
+	mrc_dbg(mdev, "registered, local DMA key %#x\n", mdev->local_dma_lkey);
+	return 0;
+
+out_fini_xlt:
+	mrc_xlt_fini(mdev);
+out_destroy_state:
+	mrc_destroy_state(mdev);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mrc_register_device);
+
+/**
+ * mrc_unregister_device - take a device away from the core
+ * @mdev: a device registered with mrc_register_device()
+ *
+ * Removes the debugfs files, invalidates and frees the local DMA key and
+ * frees the core's state. The caller must have released every PD, key and
+ * piece of translation area first and must ensure no lookup runs any more;
+ * a leak is reported once with a warning and the memory is freed anyway.
+ *
+ * Context: process context; may sleep.
+ */
+void mrc_unregister_device(struct mrc_device *mdev)
+{
+	mrc_debugfs_remove(mdev);
+	mrc_local_dma_key_fini(mdev);
+
+	WARN_ONCE(atomic_read(&mdev->num_pds) ||
+		  atomic_read(&mdev->num_mkeys) ||
+		  atomic_read(&mdev->xlt_segs_used),
+		  "%s: unregistered with %d PDs, %d keys, %d xlt segments in use\n",
+		  mdev->name, atomic_read(&mdev->num_pds),
+		  atomic_read(&mdev->num_mkeys),
+		  atomic_read(&mdev->xlt_segs_used));
+
+	mrc_xlt_fini(mdev);
+	mrc_destroy_state(mdev);
+	mrc_dbg(mdev, "unregistered\n");
+}
+EXPORT_SYMBOL_GPL(mrc_unregister_device);

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mrcore: the translation-area allocator, a binary buddy allocator over
+ * 64-byte segments.
+ *
+ * A block of order o covers segments [b << o, (b + 1) << o) and is named by
+ * bit b of bits[o]; a set bit means the block is free. Blocks are therefore
+ * naturally aligned, and a block's buddy is bit b ^ 1 of the same order.
+ * Freeing merges with the buddy as long as it is free, so any aligned run
+ * of free segments is always findable as one block.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitmap.h>
+#include <linux/export.h>
+#include <linux/log2.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+
+#include "mrcore_loc.h"
+
+/* Blocks of @order that fit entirely in the area. */
+static unsigned long mrc_xlt_blocks(const struct mrc_xlt_buddy *buddy,
+				    unsigned int order)
+{
+	return buddy->num_segs >> order;
+}
+
+/* One free block per set bit of num_segs, largest at offset 0. */
+static void mrc_xlt_seed(struct mrc_xlt_buddy *buddy)
+{
+	unsigned long seg = 0;
+	int order;
+
+	for (order = buddy->max_order; order >= 0; order--) {
+		if (!(buddy->num_segs & BIT(order)))
+			continue;
+		__set_bit(seg >> order, buddy->bits[order]);
+		buddy->num_free[order]++;
+		seg += BIT(order);
+	}
+}
+
+static void mrc_xlt_free_bitmaps(struct mrc_xlt_buddy *buddy)
+{
+	unsigned int order;
+
+	for (order = 0; order <= buddy->max_order; order++)
+		kvfree(buddy->bits[order]);
+}
+
+/**
+ * mrc_xlt_init - set up the translation-area allocator of a device
+ * @mdev: device whose caps.xlt_size has been validated
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int mrc_xlt_init(struct mrc_device *mdev)
+{
+	struct mrc_xlt_buddy *buddy = &mdev->xlt;
+	unsigned int order;
+
+	spin_lock_init(&buddy->lock);
+	buddy->num_segs = mdev->caps.xlt_size >> MRC_XLT_SEG_SHIFT;
+	buddy->max_order = ilog2(buddy->num_segs);
+
+	buddy->num_free = kcalloc(buddy->max_order + 1,
+				  sizeof(*buddy->num_free), GFP_KERNEL);
+	if (!buddy->num_free)
+		return -ENOMEM;
+
+	/* Zeroed, so mrc_xlt_free_bitmaps() may run on a partial array. */
+	buddy->bits = kcalloc(buddy->max_order + 1, sizeof(*buddy->bits),
+			      GFP_KERNEL);
+	if (!buddy->bits)
+		goto out_free_num_free;
+
+	for (order = 0; order <= buddy->max_order; order++) {
+		buddy->bits[order] =
+			kvcalloc(BITS_TO_LONGS(mrc_xlt_blocks(buddy, order)),
+				 sizeof(unsigned long), GFP_KERNEL);
+		if (!buddy->bits[order])
+			goto out_free_bitmaps;
+	}
+
+	mrc_xlt_seed(buddy);
+	return 0;
+
+out_free_bitmaps:
+	mrc_xlt_free_bitmaps(buddy);
+	kfree(buddy->bits);
+	buddy->bits = NULL;
+out_free_num_free:
+	kfree(buddy->num_free);
+	buddy->num_free = NULL;
+	return -ENOMEM;
+}
+
+/**
+ * mrc_xlt_fini - free the translation-area allocator of a device
+ * @mdev: device set up by mrc_xlt_init()
+ */
+void mrc_xlt_fini(struct mrc_device *mdev)
+{
+	struct mrc_xlt_buddy *buddy = &mdev->xlt;
+
+	mrc_xlt_free_bitmaps(buddy);
+	kfree(buddy->bits);
+	buddy->bits = NULL;
+	kfree(buddy->num_free);
+	buddy->num_free = NULL;
+}
+
+/*
+ * Take a free block of @order, splitting the smallest larger free block if
+ * needed; the upper half of each split stays free. Returns false if no block
+ * is large enough.
+ */
+static bool mrc_xlt_take(struct mrc_xlt_buddy *buddy, unsigned int order,
+			 unsigned long *seg)
+{
+	unsigned int o = order;
+	unsigned long block;
+
+	lockdep_assert_held(&buddy->lock);
+
+	while (o <= buddy->max_order && !buddy->num_free[o])
+		o++;
+	if (o > buddy->max_order)
+		return false;
+
+	block = find_first_bit(buddy->bits[o], mrc_xlt_blocks(buddy, o));
+	if (WARN_ON_ONCE(block >= mrc_xlt_blocks(buddy, o)))
+		return false;
+	__clear_bit(block, buddy->bits[o]);
+	buddy->num_free[o]--;
+
+	while (o > order) {
+		o--;
+		block <<= 1;
+		__set_bit(block ^ 1, buddy->bits[o]);
+		buddy->num_free[o]++;
+	}
+
+	*seg = block << order;
+	return true;
+}
+
+/* The block, or a larger free block containing it, is free already. */
+static bool mrc_xlt_is_free(const struct mrc_xlt_buddy *buddy,
+			    unsigned long block, unsigned int order)
+{
+	for (; order <= buddy->max_order; order++, block >>= 1) {
+		if (block >= mrc_xlt_blocks(buddy, order))
+			break;
+		if (test_bit(block, buddy->bits[order]))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Return block @block of @order, merging it with its buddy for as long as
+ * the buddy is free. Returns false, changing nothing, on a double free.
+ */
+static bool mrc_xlt_put(struct mrc_xlt_buddy *buddy, unsigned long block,
+			unsigned int order)
+{
+	lockdep_assert_held(&buddy->lock);
+
+	if (mrc_xlt_is_free(buddy, block, order))
+		return false;
+
+	while (order < buddy->max_order) {
+		unsigned long mate = block ^ 1;
+
+		if (mate >= mrc_xlt_blocks(buddy, order) ||
+		    !test_bit(mate, buddy->bits[order]))
+			break;
+		__clear_bit(mate, buddy->bits[order]);
+		buddy->num_free[order]--;
+		block >>= 1;
+		order++;
+	}
+
+	__set_bit(block, buddy->bits[order]);
+	buddy->num_free[order]++;
+	return true;
+}
+
+/* Segments needed for @bytes, as a block order; false if it cannot fit. */
+static bool mrc_xlt_order(const struct mrc_xlt_buddy *buddy, u64 bytes,
+			  unsigned int *order)
+{
+	u64 segs;
+
+	if (check_add_overflow(bytes, (u64)MRC_XLT_SEG_SIZE - 1, &segs))
+		return false;
+	segs >>= MRC_XLT_SEG_SHIFT;
+	if (segs > buddy->num_segs)
+		return false;
+
+	*order = order_base_2(segs);
+	return *order <= buddy->max_order;
+}
+
+/**
+ * mrc_xlt_alloc - reserve a piece of a device's translation area
+ * @mdev: registered device
+ * @bytes: bytes of MTT/KLM entries to hold
+ * @xlt: filled in on success
+ *
+ * @bytes is rounded up to a power-of-two number of 64-byte segments; the
+ * piece is naturally aligned, i.e. @xlt->offset is a multiple of
+ * @xlt->size.
+ *
+ * Context: process context; does not sleep.
+ * Return: 0; -EINVAL if @bytes is 0; -ENOSPC if no free block is large
+ * enough, which includes requests larger than the whole area.
+ */
+int mrc_xlt_alloc(struct mrc_device *mdev, u64 bytes, struct mrc_xlt *xlt)
+{
+	struct mrc_xlt_buddy *buddy = &mdev->xlt;
+	unsigned int order;
+	unsigned long seg;
+	bool found;
+
+	if (!bytes)
+		return -EINVAL;
+	if (!mrc_xlt_order(buddy, bytes, &order))
+		return -ENOSPC;
+
+	spin_lock(&buddy->lock);
+	found = mrc_xlt_take(buddy, order, &seg);
+	spin_unlock(&buddy->lock);
+	if (!found)
+		return -ENOSPC;
+
+	atomic_add(1 << order, &mdev->xlt_segs_used);
+	xlt->offset = (u64)seg << MRC_XLT_SEG_SHIFT;
+	xlt->size = (u64)MRC_XLT_SEG_SIZE << order;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(mrc_xlt_alloc);
+
+/* Only what mrc_xlt_alloc() can have handed out. */
+static bool mrc_xlt_valid(const struct mrc_device *mdev,
+			  const struct mrc_xlt *xlt)
+{
+	u64 end;
+
+	return xlt->size >= MRC_XLT_SEG_SIZE && is_power_of_2(xlt->size) &&
+	       IS_ALIGNED(xlt->offset, xlt->size) &&
+	       !check_add_overflow(xlt->offset, xlt->size, &end) &&
+	       end <= mdev->caps.xlt_size;
+}
+
+/**
+ * mrc_xlt_free - return a piece of translation area
+ * @mdev: registered device
+ * @xlt: a piece from mrc_xlt_alloc(); its size is zeroed
+ *
+ * A piece that mrc_xlt_alloc() cannot have returned, or one already free,
+ * triggers a warning and is ignored.
+ *
+ * Context: process context; does not sleep.
+ */
+void mrc_xlt_free(struct mrc_device *mdev, struct mrc_xlt *xlt)
+{
+	struct mrc_xlt_buddy *buddy = &mdev->xlt;
+	unsigned int order;
+	bool freed;
+
+	if (WARN_ON_ONCE(!mrc_xlt_valid(mdev, xlt)))
+		return;
+
+	order = ilog2(xlt->size >> MRC_XLT_SEG_SHIFT);
+	spin_lock(&buddy->lock);
+	freed = mrc_xlt_put(buddy, xlt->offset >> (MRC_XLT_SEG_SHIFT + order),
+			    order);
+	spin_unlock(&buddy->lock);
+	if (WARN_ON_ONCE(!freed))
+		return;
+
+	atomic_sub(1 << order, &mdev->xlt_segs_used);
+	xlt->size = 0;
+}
+EXPORT_SYMBOL_GPL(mrc_xlt_free);

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A fake mrcore backend for KUnit, and the test module's boilerplate.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/overflow.h>
+#include <linux/string.h>
+
+#include "fake_hw.h"
+
+static unsigned int random_seed = 0x6d72636f;
+module_param(random_seed, uint, 0444);
+MODULE_PARM_DESC(random_seed, "Seed for the randomised test cases");
+
+/**
+ * fake_hw_random_seed - seed for the randomised test cases
+ *
+ * Return: the random_seed module parameter.
+ */
+u32 fake_hw_random_seed(void)
+{
+	return random_seed;
+}
+
+/* Counts the call and says whether this one is to fail. */
+static int fake_hw_call(struct fake_hw *hw, enum fake_hw_op op)
+{
+	hw->calls[op]++;
+	if (hw->fail_nth && hw->fail_op == op && hw->calls[op] == hw->fail_nth)
+		return -EIO;
+	return 0;
+}
+
+static bool fake_hw_slot_ok(struct fake_hw *hw, u32 index)
+{
+	if (index && index < hw->mdev.caps.max_mkeys)
+		return true;
+	KUNIT_FAIL(hw->test, "%s: mkey slot %u out of range [1, %u)",
+		   hw->mdev.name, index, hw->mdev.caps.max_mkeys);
+	return false;
+}
+
+static void fake_hw_fence(struct mrc_device *mdev)
+{
+	fake_hw_call(to_fake_hw(mdev), FAKE_HW_FENCE);
+}
+
+static int fake_hw_invalidate_mkey(struct mrc_device *mdev, u32 index)
+{
+	struct fake_hw *hw = to_fake_hw(mdev);
+	int ret;
+
+	ret = fake_hw_call(hw, FAKE_HW_INVALIDATE_MKEY);
+	if (ret)
+		return ret;
+	if (!fake_hw_slot_ok(hw, index))
+		return -EINVAL;
+
+	hw->last_index[FAKE_HW_INVALIDATE_MKEY] = index;
+	hw->mkeys[index].state = MRC_MKEY_INVALID;
+	return 0;
+}
+
+static int fake_hw_write_mkey(struct mrc_device *mdev, u32 index,
+			      const struct mrc_mkey_ctx *ctx)
+{
+	struct fake_hw *hw = to_fake_hw(mdev);
+	int ret;
+
+	ret = fake_hw_call(hw, FAKE_HW_WRITE_MKEY);
+	if (ret)
+		return ret;
+	if (!fake_hw_slot_ok(hw, index))
+		return -EINVAL;
+	/* A context must carry the key of the slot it is written to. */
+	KUNIT_EXPECT_EQ(hw->test, mrc_key_index(ctx->key), index);
+
+	hw->last_index[FAKE_HW_WRITE_MKEY] = index;
+	hw->mkeys[index] = *ctx;
+	return 0;
+}
+
+static int fake_hw_write_xlt(struct mrc_device *mdev, u64 offset,
+			     const void *src, size_t len)
+{
+	struct fake_hw *hw = to_fake_hw(mdev);
+	u64 end;
+	int ret;
+
+	ret = fake_hw_call(hw, FAKE_HW_WRITE_XLT);
+	if (ret)
+		return ret;
+	if (check_add_overflow(offset, (u64)len, &end) ||
+	    end > mdev->caps.xlt_size) {
+		KUNIT_FAIL(hw->test, "%s: xlt write [%llu, +%zu) past %llu",
+			   mdev->name, offset, len, mdev->caps.xlt_size);
+		return -EINVAL;
+	}
+
+	memcpy(hw->xlt + offset, src, len);
+	return 0;
+}
+
+static const struct mrc_hw_ops fake_hw_ops = {
+	.fence = fake_hw_fence,
+	.invalidate_mkey = fake_hw_invalidate_mkey,
+	.write_mkey = fake_hw_write_mkey,
+	.write_xlt = fake_hw_write_xlt,
+};
+
+/**
+ * fake_hw_default_caps - small but valid caps
+ * @caps: filled in
+ */
+void fake_hw_default_caps(struct mrc_caps *caps)
+{
+	*caps = (struct mrc_caps) {
+		.max_mkeys = 64,
+		.max_pds = 16,
+		.xlt_size = 64 * MRC_XLT_SEG_SIZE,
+		.page_size_bitmap = PAGE_SIZE | SZ_2M,
+		.flags = 0,
+	};
+}
+
+/**
+ * fake_hw_create - a fake device, not yet registered
+ * @test: owner; all memory is test-managed
+ * @name: device name, also its debugfs directory
+ * @caps: caps to size device memory by and to register with
+ *
+ * Fails the test (assertion) if memory runs out.
+ *
+ * Return: the fake.
+ */
+struct fake_hw *fake_hw_create(struct kunit *test, const char *name,
+			       const struct mrc_caps *caps)
+{
+	struct fake_hw *hw;
+
+	hw = kunit_kzalloc(test, sizeof(*hw), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, hw);
+	hw->mkeys = kunit_kcalloc(test, caps->max_mkeys, sizeof(*hw->mkeys),
+				  GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, hw->mkeys);
+	hw->xlt = kunit_kzalloc(test, caps->xlt_size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, hw->xlt);
+
+	hw->test = test;
+	hw->ops = fake_hw_ops;
+	hw->mdev.name = name;
+	hw->mdev.ops = &hw->ops;
+	hw->mdev.caps = *caps;
+	return hw;
+}
+
+/**
+ * fake_hw_register - mrc_register_device() on the fake
+ * @hw: the fake
+ *
+ * Return: what mrc_register_device() returned.
+ */
+int fake_hw_register(struct fake_hw *hw)
+{
+	int ret;
+
+	ret = mrc_register_device(&hw->mdev);
+	hw->registered = !ret;
+	return ret;
+}
+
+/**
+ * fake_hw_unregister - mrc_unregister_device() if registered
+ * @hw: the fake, or NULL
+ */
+void fake_hw_unregister(struct fake_hw *hw)
+{
+	if (!hw || !hw->registered)
+		return;
+	mrc_unregister_device(&hw->mdev);
+	hw->registered = false;
+}
+
+/**
+ * fake_hw_fail_nth - make one call of one op fail with -EIO
+ * @hw: the fake
+ * @op: op to fail
+ * @nth: which call, counting from 1 over the fake's lifetime; 0 disarms
+ */
+void fake_hw_fail_nth(struct fake_hw *hw, enum fake_hw_op op,
+		      unsigned int nth)
+{
+	hw->fail_op = op;
+	hw->fail_nth = nth;
+}
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("KUnit tests for mrcore");
+MODULE_AUTHOR("mrcore developers");

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A fake mrcore backend for KUnit: a device whose "device memory" is plain
+ * arrays the tests read back, whose ops count their calls, and which can
+ * be told to fail one chosen call.
+ */
+#ifndef _MRCORE_FAKE_HW_H
+#define _MRCORE_FAKE_HW_H
+
+#include <kunit/test.h>
+
+#include <rdma/mrcore.h>
+
+enum fake_hw_op {
+	FAKE_HW_FENCE,
+	FAKE_HW_INVALIDATE_MKEY,
+	FAKE_HW_WRITE_MKEY,
+	FAKE_HW_WRITE_XLT,
+	FAKE_HW_NUM_OPS /* keep me last */
+};
+
+/**
+ * struct fake_hw - a fake device
+ * @mdev: the device mrcore sees; ops reach back with to_fake_hw()
+ * @ops: this device's own ops table, so a test may clear a callback
+ * @test: the test that owns the fake, for KUNIT_FAIL from the ops
+ * @mkeys: device memory: one context per slot, as last written
+ * @xlt: device memory: the translation area
+ * @calls: calls per op
+ * @last_index: slot of the last write_mkey/invalidate_mkey call
+ * @fail_op: op to fail
+ * @fail_nth: fail the @fail_nth call (counting from 1) of @fail_op with
+ *	-EIO; 0 never fails
+ * @registered: mrc_register_device() succeeded and has not been undone
+ *
+ * The ops do not lock: tests call them from one thread at a time.
+ */
+struct fake_hw {
+	struct mrc_device mdev;
+	struct mrc_hw_ops ops;
+	struct kunit *test;
+	struct mrc_mkey_ctx *mkeys;
+	u8 *xlt;
+	unsigned int calls[FAKE_HW_NUM_OPS];
+	u32 last_index[FAKE_HW_NUM_OPS];
+	enum fake_hw_op fail_op;
+	unsigned int fail_nth;
+	bool registered;
+};
+
+static inline struct fake_hw *to_fake_hw(struct mrc_device *mdev)
+{
+	return container_of(mdev, struct fake_hw, mdev);
+}
+
+void fake_hw_default_caps(struct mrc_caps *caps);
+struct fake_hw *fake_hw_create(struct kunit *test, const char *name,
+			       const struct mrc_caps *caps);
+int fake_hw_register(struct fake_hw *hw);
+void fake_hw_unregister(struct fake_hw *hw);
+void fake_hw_fail_nth(struct fake_hw *hw, enum fake_hw_op op,
+		      unsigned int nth);
+u32 fake_hw_random_seed(void);
+
+#endif /* _MRCORE_FAKE_HW_H */

@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Install what the build and the test tiers need, when it is missing.
+# Idempotent: a package already present costs nothing.
+#
+# Usage: scripts/deps.sh [build|kunit|vm|all]
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+want=(make gcc bc bison flex libelf-dev libssl-dev kmod cpio)
+case "${1:-all}" in
+build)	;;
+kunit)	want+=(python3 qemu-system-x86 linux-source-6.1 xz-utils dwarves rsync) ;;
+vm)	want+=(qemu-system-x86 busybox-static iproute2 fio nvme-cli rdma-core
+	       ibverbs-utils open-iscsi targetcli-fb) ;;
+all)	want+=(python3 qemu-system-x86 linux-source-6.1 xz-utils dwarves rsync
+	       sparse busybox-static iproute2 fio nvme-cli ibverbs-utils) ;;
+*)	echo "usage: $0 [build|kunit|vm|all]" >&2; exit 2 ;;
+esac
+
+abi=$(mrc_abi)
+want+=("linux-headers-$abi-amd64")
+
+missing=()
+for p in "${want[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "deps: installing ${missing[*]}"
+	mrc_as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

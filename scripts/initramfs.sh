@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Assemble the VM tier's initramfs.
+#
+# Usage: initramfs.sh OUT KROOT KVER 'MODULES...' KO_DIR
+#   KROOT   a root holding lib/modules/KVER (stock .deb or a debug install)
+#   MODULES distro modules the tests use; closures resolved by modprobe
+#   KO_DIR  directory with our mrcore.ko / vhca.ko built for KVER (may be
+#           empty when they are part of the kernel)
+#
+# Contents: busybox-static as /bin/sh and friends, the dynamic tools the
+# tests run with their shared libraries, the module closures with a depmod
+# index (so modprobe and request_module work), our modules under /mrcore,
+# and the test scripts under /selftests.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+out=$1 kroot=$2 kver=$3 mods=$4 kodir=$5
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+
+mkdir -p "$stage"/{bin,sbin,etc,proc,sys,dev,tmp,run,mnt,root,var/run}
+mkdir -p "$stage"/{usr/bin,usr/sbin,lib/modules/"$kver",mrcore,selftests}
+cp /bin/busybox "$stage/bin/busybox"
+for a in $("$stage/bin/busybox" --list); do
+	[ -e "$stage/bin/$a" ] || ln -s busybox "$stage/bin/$a"
+done
+
+# Dynamic tools and their libraries. The tools shadow busybox's applets.
+copy_bin() {
+	local bin=$1 lib
+	[ -x "$bin" ] || return 0
+	cp "$bin" "$stage/usr/bin/"
+	for lib in $(ldd "$bin" | awk '/=> \//{print $3} /^\t\/lib/{print $1}'); do
+		[ -e "$stage$lib" ] && continue
+		mkdir -p "$stage$(dirname "$lib")"
+		cp -L "$lib" "$stage$lib"
+	done
+}
+for b in /usr/bin/rdma /usr/sbin/ip /usr/bin/fio /usr/sbin/nvme; do
+	copy_bin "$b"
+done
+mkdir -p "$stage/lib64"
+cp -L /lib64/ld-linux-x86-64.so.2 "$stage/lib64/"
+ln -sf ../usr/bin/ip "$stage/sbin/ip"
+echo 'root:x:0:0:root:/root:/bin/sh' > "$stage/etc/passwd"
+echo 'root:x:0:' > "$stage/etc/group"
+
+# Module closures, in the same layout as the source root, then an index.
+src="$kroot/lib/modules/$kver"
+for m in $mods; do
+	modprobe -d "$kroot" -S "$kver" --show-depends "$m" ||
+		echo "initramfs: no module $m for $kver" >&2
+done | awk '$1 == "insmod" {print $2}' | sort -u | while read -r ko; do
+	rel=${ko#"$kroot"}
+	mkdir -p "$stage$(dirname "$rel")"
+	cp "$ko" "$stage$rel"
+done
+for f in modules.order modules.builtin modules.builtin.modinfo; do
+	[ -f "$src/$f" ] && cp "$src/$f" "$stage/lib/modules/$kver/"
+done
+depmod -b "$stage" "$kver"
+
+if [ -n "$kodir" ]; then
+	for ko in "$kodir"/drivers/mrcore/mrcore.ko "$kodir"/drivers/vhca/vhca.ko; do
+		[ -f "$ko" ] && cp "$ko" "$stage/mrcore/"
+	done
+fi
+cp -r "$top/tools/testing/selftests/mrcore/." "$stage/selftests/"
+cp "$here/vm-init.sh" "$stage/init"
+chmod +x "$stage/init"
+
+(cd "$stage" && find . | cpio -o -H newc --quiet) > "$out"

@@ -1,0 +1,31 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# /init of the VM tier's initramfs (busybox). Mounts the usual file
+# systems, runs the selftests in the mode the kernel command line names
+# (mrcore.mode=test|bench|demo), prints an end marker and powers off.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t debugfs debugfs /sys/kernel/debug
+modprobe configfs 2>/dev/null
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+ip link set lo up
+echo /sbin/modprobe > /proc/sys/kernel/modprobe
+
+mode=test
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	mrcore.mode=*) mode=${arg#mrcore.mode=} ;;
+	esac
+done
+
+cd /selftests
+sh ./run.sh "$mode"
+rc=$?
+echo "MRCORE-VM-DONE rc=$rc"
+sync
+poweroff -f

@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The VM tier: boot a 6.1 kernel in QEMU (TCG) with an initramfs holding
+# our modules and the selftests, collect the results from the serial
+# console, fail on any failed check or kernel splat.
+#
+# Usage: vmtest.sh [--kernel=stock|debug] [--bench|--demo|--only=SCRIPT]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+. "$here/lib.sh"
+
+kernel=stock mode=test
+for a in "$@"; do
+	case "$a" in
+	--kernel=*) kernel=${a#--kernel=} ;;
+	--bench) mode=bench ;;
+	--demo) mode=demo ;;
+	--only=*) mode="only:${a#--only=}" ;;
+	*) echo "usage: $0 [--kernel=stock|debug] [--bench|--demo]" >&2; exit 2 ;;
+	esac
+done
+
+bash "$here/deps.sh" vm
+# Modules the tests need; closures are resolved from the kernel's index.
+MODS="rdma_rxe rdma_cm ib_cm ib_umad nvme-rdma nvmet-rdma brd null_blk dummy
+	configfs crc32_generic crc32c_generic crct10dif_generic"
+work="$MRCORE_CACHE/vm-$kernel"
+mkdir -p "$work"
+extra_args=""
+
+case "$kernel" in
+stock)
+	kroot=$(bash "$here/kernel.sh")
+	kver=$(ls "$kroot/lib/modules")
+	image="$kroot/boot/vmlinuz-$kver"
+	make -s -C "$top" modules >&2
+	kodir="$top"
+	;;
+debug)
+	kbuild=$(bash "$here/kunit.sh" --build-only)
+	kver=$(cat "$kbuild/include/config/kernel.release")
+	image="$kbuild/arch/x86/boot/bzImage"
+	kroot="$work/root"
+	rm -rf "$kroot"
+	make -s -C "$(bash "$here/tree.sh")" O="$kbuild" \
+		INSTALL_MOD_PATH="$kroot" modules_install >/dev/null
+	kodir=""
+	# The KUnit suites ran in "make kunit"; do not run them again here.
+	extra_args="kunit.filter_glob=mrcore-vm-none"
+	;;
+*) echo "unknown kernel $kernel" >&2; exit 2 ;;
+esac
+
+initrd="$work/initrd.cpio"
+bash "$here/initramfs.sh" "$initrd" "$kroot" "$kver" "$MODS" "$kodir"
+
+log="$work/console-${mode%%:*}.log"
+echo "vmtest: booting $kernel kernel $kver (mode $mode), log in $log" >&2
+timeout --foreground "${MRCORE_VM_TIMEOUT:-1800}" \
+	qemu-system-x86_64 -nodefaults -nographic -no-reboot \
+	-machine q35 -cpu max -smp 2 -m 3G \
+	-kernel "$image" -initrd "$initrd" -serial stdio \
+	-append "console=ttyS0 panic=-1 loglevel=5 mrcore.mode=$mode $extra_args" \
+	< /dev/null 2>&1 | tr -d '\r' | tee "$log" |
+	grep --line-buffered -E '^(ok|not ok) - |^# |^MRCORE|^bench|^demo|^\|' || true
+
+pass=$(grep -c '^ok - ' "$log" || true)
+fail=$(grep -c '^not ok - ' "$log" || true)
+if ! grep -q '^MRCORE-VM-DONE' "$log"; then
+	echo "not ok - vm($kernel): the run did not finish (timeout or panic)"
+	fail=$((fail + 1))
+fi
+# A splat fails the run even when every check passed.
+splat='(BUG:|WARNING:|KASAN:|UBSAN:|Oops|general protection|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|suspicious RCU usage|DMA-API:|kernel BUG|Kernel panic)'
+if grep -E -q "$splat" "$log"; then
+	echo "not ok - vm($kernel): kernel splat in the console log:"
+	grep -E -m 5 "$splat" "$log" | sed 's/^/#   /'
+	fail=$((fail + 1))
+fi
+echo "vmtest($kernel/$mode): $pass passed, $fail failed"
+[ -n "${MRCORE_RESULTS:-}" ] && echo "vmtest-$kernel $pass $fail" >> "$MRCORE_RESULTS"
+[ "$fail" = 0 ]

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the VM-tier tests. Sourced by each test script.
+#
+# Every check prints one TAP-style line, "ok - <name>" or
+# "not ok - <name> # <why>"; the host counts those lines.
+
+MRC_KO=/mrcore
+
+# busybox's shell prefers its own applets to PATH; the tests want
+# iproute2's ip (dummy links, full syntax), so name it explicitly.
+ip() { /usr/bin/ip "$@"; }
+
+t_ok() { echo "ok - $1"; }
+t_fail() { echo "not ok - $1 # $2"; }
+
+# t_check NAME CMD...: ok when CMD succeeds.
+t_check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		t_ok "$name"
+	else
+		t_fail "$name" "$(echo "$out" | tail -1)"
+	fi
+}
+
+# t_eval NAME 'CODE': ok when the shell code succeeds; it runs in a subshell
+# of this one, so the helpers here stay callable.
+t_eval() {
+	local name=$1 out
+	if out=$(eval "$2" 2>&1); then
+		t_ok "$name"
+	else
+		t_fail "$name" "$(echo "$out" | tail -1)"
+	fi
+}
+
+# t_refuse NAME EXPECT CMD...: ok when CMD fails and prints EXPECT.
+t_refuse() {
+	local name=$1 expect=$2 out
+	shift 2
+	if out=$("$@" 2>&1); then
+		t_fail "$name" "command succeeded"
+	elif echo "$out" | grep -q "$expect"; then
+		t_ok "$name"
+	else
+		t_fail "$name" "wanted '$expect', got '$(echo "$out" | tail -1)'"
+	fi
+}
+
+# wait_for SECONDS CMD...: poll until CMD succeeds.
+wait_for() {
+	local n=$(($1 * 10))
+	shift
+	while [ $n -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+
+builtin_module() {
+	grep -q "/$1.ko" "/lib/modules/$(uname -r)/modules.builtin" 2>/dev/null
+}
+
+# Load mrcore and vhca: our out-of-tree builds when present, else the
+# kernel's own (the debug kernel builds them in-tree).
+load_mrcore() {
+	if [ -f $MRC_KO/mrcore.ko ]; then
+		insmod $MRC_KO/mrcore.ko || return 1
+	elif ! builtin_module mrcore; then
+		modprobe mrcore || return 1
+	fi
+	if [ -f $MRC_KO/vhca.ko ]; then
+		insmod $MRC_KO/vhca.ko
+	else
+		modprobe vhca
+	fi
+}
+
+unload_mrcore() {
+	rmmod vhca || return 1
+	builtin_module mrcore || rmmod mrcore
+}
+
+# mrc_stat DEV KEY: a value from mrcore's per-device debugfs stats.
+mrc_stat() {
+	awk -v k="$2" '$1 == k {print $2}' "/sys/kernel/debug/mrcore/$1/stats"
+}
+
+dummy_up() {
+	modprobe dummy 2>/dev/null
+	ip link add "$1" type dummy &&
+	ip addr add "$2" dev "$1" &&
+	ip link set "$1" up
+}

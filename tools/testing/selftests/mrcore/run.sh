@@ -1,0 +1,15 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Run the VM-tier scripts for a mode: test (the suites), bench, demo,
+# only:<script> (one script, for debugging).
+cd "$(dirname "$0")"
+case "$1" in
+test)	for t in vhca_link.sh nvmeof_rxe.sh; do
+		echo "# --- $t"
+		sh "./$t"
+	done ;;
+only:*)	sh "./${1#only:}" ;;
+bench)	sh ./bench.sh ;;
+demo)	sh ./demo.sh ;;
+*)	echo "run.sh: unknown mode $1"; exit 2 ;;
+esac
