@@ -2,9 +2,11 @@
 /*
  * A fake mrcore backend for KUnit, and the test module's boilerplate.
  */
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/overflow.h>
+#include <linux/sizes.h>
 #include <linux/string.h>
 
 #include "fake_hw.h"
@@ -167,17 +169,24 @@ int fake_hw_register(struct fake_hw *hw)
 
 	ret = mrc_register_device(&hw->mdev);
 	hw->registered = !ret;
+	hw->expected_misuse = 0;
 	return ret;
 }
 
 /**
  * fake_hw_unregister - mrc_unregister_device() if registered
  * @hw: the fake, or NULL
+ *
+ * Fails the test if the core caught more or fewer caller bugs than the
+ * test announced with fake_hw_expect_misuse().
  */
 void fake_hw_unregister(struct fake_hw *hw)
 {
 	if (!hw || !hw->registered)
 		return;
+	KUNIT_EXPECT_EQ_MSG(hw->test, atomic64_read(&hw->mdev.stats_misuse),
+			    hw->expected_misuse, "%s: caller bugs caught",
+			    hw->mdev.name);
 	mrc_unregister_device(&hw->mdev);
 	hw->registered = false;
 }
@@ -193,6 +202,16 @@ void fake_hw_fail_nth(struct fake_hw *hw, enum fake_hw_op op,
 {
 	hw->fail_op = op;
 	hw->fail_nth = nth;
+}
+
+/**
+ * fake_hw_expect_misuse - announce caller bugs the test commits on purpose
+ * @hw: the fake
+ * @n: how many more
+ */
+void fake_hw_expect_misuse(struct fake_hw *hw, unsigned int n)
+{
+	hw->expected_misuse += n;
 }
 
 MODULE_LICENSE("GPL");

@@ -31,6 +31,8 @@ enum fake_hw_op {
  * @fail_op: op to fail
  * @fail_nth: fail the @fail_nth call (counting from 1) of @fail_op with
  *	-EIO; 0 never fails
+ * @expected_misuse: caller bugs the test provokes on purpose; checked
+ *	against mdev.stats_misuse at unregistration
  * @registered: mrc_register_device() succeeded and has not been undone
  *
  * The ops do not lock: tests call them from one thread at a time.
@@ -45,6 +47,7 @@ struct fake_hw {
 	u32 last_index[FAKE_HW_NUM_OPS];
 	enum fake_hw_op fail_op;
 	unsigned int fail_nth;
+	s64 expected_misuse;
 	bool registered;
 };
 
@@ -60,6 +63,7 @@ int fake_hw_register(struct fake_hw *hw);
 void fake_hw_unregister(struct fake_hw *hw);
 void fake_hw_fail_nth(struct fake_hw *hw, enum fake_hw_op op,
 		      unsigned int nth);
+void fake_hw_expect_misuse(struct fake_hw *hw, unsigned int n);
 u32 fake_hw_random_seed(void);
 
 #endif /* _MRCORE_FAKE_HW_H */

@@ -72,7 +72,7 @@ if ! grep -q '^MRCORE-VM-DONE' "$log"; then
 	fail=$((fail + 1))
 fi
 # A splat fails the run even when every check passed.
-splat='(BUG:|WARNING:|KASAN:|UBSAN:|Oops|general protection|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|suspicious RCU usage|DMA-API:|kernel BUG|Kernel panic)'
+splat='(BUG:|WARNING:|KASAN:|UBSAN:|Oops|general protection|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|suspicious RCU usage|kernel BUG|Kernel panic)'
 if grep -E -q "$splat" "$log"; then
 	echo "not ok - vm($kernel): kernel splat in the console log:"
 	grep -E -m 5 "$splat" "$log" | sed 's/^/#   /'

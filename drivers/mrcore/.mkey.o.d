@@ -384,6 +384,8 @@ mkey.o: /work/main/drivers/mrcore/mkey.c \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/sync_core.h \
  /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/sync_core.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/ioasid.h \
- /work/main/drivers/mrcore/mrcore_loc.h /work/main/include/rdma/mrcore.h \
+ /work/main/drivers/mrcore/mrcore_loc.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/ratelimit.h \
+ /work/main/include/rdma/mrcore.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/idr.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/radix-tree.h

@@ -322,10 +322,8 @@ xlt.o: /work/main/drivers/mrcore/xlt.c \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/percpu-refcount.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/kasan.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/kasan-enabled.h \
- /work/main/drivers/mrcore/mrcore_loc.h /work/main/include/rdma/mrcore.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/xarray.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/kconfig.h \
- /usr/src/linux-headers-6.1.0-56-common/include/linux/sched/mm.h \
+ /work/main/drivers/mrcore/mrcore_loc.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/ratelimit.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/sched.h \
  /usr/src/linux-headers-6.1.0-56-common/include/uapi/linux/sched.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/pid.h \
@@ -386,6 +384,10 @@ xlt.o: /work/main/drivers/mrcore/xlt.c \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/rv.h \
  arch/x86/include/generated/asm/kmap_size.h \
  /usr/src/linux-headers-6.1.0-56-common/include/asm-generic/kmap_size.h \
+ /work/main/include/rdma/mrcore.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/xarray.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/kconfig.h \
+ /usr/src/linux-headers-6.1.0-56-common/include/linux/sched/mm.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/sync_core.h \
  /usr/src/linux-headers-6.1.0-56-common/arch/x86/include/asm/sync_core.h \
  /usr/src/linux-headers-6.1.0-56-common/include/linux/ioasid.h \

@@ -67,6 +67,7 @@ static void mrc_init_state(struct mrc_device *mdev)
 	atomic_set(&mdev->xlt_segs_used, 0);
 	atomic64_set(&mdev->stats_pd_allocs, 0);
 	atomic64_set(&mdev->stats_mkey_allocs, 0);
+	atomic64_set(&mdev->stats_misuse, 0);
 	mdev->debugfs = NULL;
 }
 
@@ -90,6 +91,8 @@ static int mrc_stats_show(struct seq_file *s, void *unused)
 		   (long long)atomic64_read(&mdev->stats_pd_allocs));
 	seq_printf(s, "mkey_allocs %lld\n",
 		   (long long)atomic64_read(&mdev->stats_mkey_allocs));
+	seq_printf(s, "misuse %lld\n",
+		   (long long)atomic64_read(&mdev->stats_misuse));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(mrc_stats);

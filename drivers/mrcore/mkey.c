@@ -37,7 +37,7 @@ static void mrc_mkey_publish(struct mrc_device *mdev, u32 index, u8 variant,
 	if (!owner)
 		return;
 
-	/* The slot exists (it holds the reservation), so nothing is allocated. */
+	/* The reservation already holds the slot: nothing is allocated. */
 	old = __xa_store(&mdev->mkeys, index, owner, GFP_ATOMIC);
 	WARN_ON_ONCE(xa_is_err(old));
 }
@@ -140,9 +140,10 @@ static bool mrc_mkey_live_locked(struct mrc_device *mdev, u32 key)
  *
  * The caller must have invalidated the key's context in the device. A key
  * that is not live (a double free, or a stale key whose index has been
- * reallocated since) triggers a warning and frees nothing, so the index's
- * current user is unaffected. An owner found through mrc_mkey_owner() may
- * still be in use by RCU readers after this returns.
+ * reallocated since) is counted in stats_misuse, logs one line and frees
+ * nothing, so the index's current user is unaffected. An owner found
+ * through mrc_mkey_owner() may still be in use by RCU readers after this
+ * returns.
  *
  * Context: process context; does not sleep.
  */
@@ -150,11 +151,11 @@ void mrc_mkey_free(struct mrc_device *mdev, u32 key)
 {
 	u32 index = mrc_key_index(key);
 
-	if (WARN_ON_ONCE(!mrc_mkey_index_valid(mdev, index)))
+	if (mrc_misuse(mdev, !mrc_mkey_index_valid(mdev, index)))
 		return;
 
 	xa_lock(&mdev->mkeys);
-	if (WARN_ON_ONCE(!mrc_mkey_live_locked(mdev, key))) {
+	if (mrc_misuse(mdev, !mrc_mkey_live_locked(mdev, key))) {
 		xa_unlock(&mdev->mkeys);
 		mrc_dbg(mdev, "free of dead key %#x\n", key);
 		return;

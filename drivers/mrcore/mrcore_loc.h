@@ -7,12 +7,31 @@
 #define _MRCORE_LOC_H
 
 #include <linux/printk.h>
+#include <linux/ratelimit.h>
 
 #include <rdma/mrcore.h>
 
 /* Debug messages name the device they are about. */
 #define mrc_dbg(mdev, fmt, ...) \
 	pr_debug("%s: " fmt, (mdev)->name, ##__VA_ARGS__)
+
+/*
+ * A caller bug that mrcore survives, such as freeing a stale key or freeing
+ * twice: the call is rejected without touching live state, counted in
+ * stats_misuse and reported on one ratelimited line naming the function.
+ * Not a WARN: nothing is inconsistent, and the KUnit suites provoke these
+ * on purpose and check the count.
+ */
+#define mrc_misuse(mdev, cond) ({					\
+	bool __mrc_bad = (cond);					\
+									\
+	if (unlikely(__mrc_bad)) {					\
+		atomic64_inc(&(mdev)->stats_misuse);			\
+		pr_err_ratelimited("%s: %s: caller bug rejected\n",	\
+				   (mdev)->name, __func__);		\
+	}								\
+	__mrc_bad;							\
+})
 
 /* main.c */
 extern struct dentry *mrc_debugfs_root;

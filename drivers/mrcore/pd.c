@@ -56,6 +56,8 @@ EXPORT_SYMBOL_GPL(mrc_pd_init);
  * @pd: a PD set up by mrc_pd_init()
  *
  * The caller must already have freed every key whose context names @pd.
+ * A PD without a valid number (e.g. released twice) is counted in
+ * stats_misuse, logged on one line and ignored.
  *
  * Context: any context.
  */
@@ -63,7 +65,7 @@ void mrc_pd_fini(struct mrc_pd *pd)
 {
 	struct mrc_device *mdev = pd->mdev;
 
-	if (WARN_ON_ONCE(!pd->pdn || pd->pdn >= mdev->caps.max_pds))
+	if (mrc_misuse(mdev, !pd->pdn || pd->pdn >= mdev->caps.max_pds))
 		return;
 
 	mrc_dbg(mdev, "PD %u released\n", pd->pdn);

@@ -261,7 +261,7 @@ static bool mrc_xlt_valid(const struct mrc_device *mdev,
  * @xlt: a piece from mrc_xlt_alloc(); its size is zeroed
  *
  * A piece that mrc_xlt_alloc() cannot have returned, or one already free,
- * triggers a warning and is ignored.
+ * is counted in stats_misuse, logged on one line and ignored.
  *
  * Context: process context; does not sleep.
  */
@@ -271,7 +271,7 @@ void mrc_xlt_free(struct mrc_device *mdev, struct mrc_xlt *xlt)
 	unsigned int order;
 	bool freed;
 
-	if (WARN_ON_ONCE(!mrc_xlt_valid(mdev, xlt)))
+	if (mrc_misuse(mdev, !mrc_xlt_valid(mdev, xlt)))
 		return;
 
 	order = ilog2(xlt->size >> MRC_XLT_SEG_SHIFT);
@@ -279,7 +279,7 @@ void mrc_xlt_free(struct mrc_device *mdev, struct mrc_xlt *xlt)
 	freed = mrc_xlt_put(buddy, xlt->offset >> (MRC_XLT_SEG_SHIFT + order),
 			    order);
 	spin_unlock(&buddy->lock);
-	if (WARN_ON_ONCE(!freed))
+	if (mrc_misuse(mdev, !freed))
 		return;
 
 	atomic_sub(1 << order, &mdev->xlt_segs_used);

@@ -13,6 +13,7 @@
 
 #include <linux/types.h>
 #include <linux/atomic.h>
+#include <linux/bits.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
@@ -31,7 +32,7 @@ struct mrc_device;
 #define MRC_KEY_VARIANT_BITS	8
 #define MRC_KEY_VARIANT_MASK	0xffU
 #define MRC_KEY_INDEX_BITS	24
-#define MRC_MAX_MKEYS		(1U << MRC_KEY_INDEX_BITS)
+#define MRC_MAX_MKEYS		BIT(MRC_KEY_INDEX_BITS)
 
 static inline u32 mrc_key_index(u32 key)
 {
@@ -49,15 +50,15 @@ static inline u32 mrc_make_key(u32 index, u8 variant)
 }
 
 /* PD numbers are 24 bits, like the PD field of an mkey context. */
-#define MRC_MAX_PDS		(1U << 24)
+#define MRC_MAX_PDS		BIT(24)
 /* The context of the reserved local DMA key matches any PD. */
 #define MRC_PDN_ANY		0
 
 /* Translation area: allocated in segments of 64 bytes (8 MTT or 4 KLM). */
 #define MRC_XLT_SEG_SHIFT	6
-#define MRC_XLT_SEG_SIZE	(1U << MRC_XLT_SEG_SHIFT)
-/* Largest translation area: 2^26 segments keep the buddy bitmaps < 16 MiB. */
-#define MRC_MAX_XLT_SIZE	(1ULL << 32)
+#define MRC_XLT_SEG_SIZE	BIT(MRC_XLT_SEG_SHIFT)
+/* Largest translation area: 2^26 segments, buddy bitmaps within 16 MiB. */
+#define MRC_MAX_XLT_SIZE	BIT_ULL(32)
 #define MRC_MTT_ENTRY_SIZE	8
 #define MRC_KLM_ENTRY_SIZE	16
 
@@ -101,11 +102,11 @@ enum mrc_access_mode {
 };
 
 /* Access rights carried in a context: the ib_access_flags bit values. */
-#define MRC_ACCESS_LOCAL_WRITE		(1U << 0)
-#define MRC_ACCESS_REMOTE_WRITE		(1U << 1)
-#define MRC_ACCESS_REMOTE_READ		(1U << 2)
-#define MRC_ACCESS_REMOTE_ATOMIC	(1U << 3)
-#define MRC_ACCESS_MW_BIND		(1U << 4)
+#define MRC_ACCESS_LOCAL_WRITE		BIT(0)
+#define MRC_ACCESS_REMOTE_WRITE		BIT(1)
+#define MRC_ACCESS_REMOTE_READ		BIT(2)
+#define MRC_ACCESS_REMOTE_ATOMIC	BIT(3)
+#define MRC_ACCESS_MW_BIND		BIT(4)
 
 /**
  * struct mrc_mkey_ctx - the CPU form of one mkey context
@@ -171,7 +172,7 @@ struct mrc_hw_ops {
  * aligned and blocks never straddle the end of the area.
  */
 struct mrc_xlt_buddy {
-	spinlock_t lock;
+	spinlock_t lock;	/* protects bits, num_free */
 	unsigned long num_segs;
 	unsigned int max_order;
 	unsigned long **bits;
@@ -199,6 +200,8 @@ struct mrc_xlt_buddy {
  * @xlt_segs_used: segments of translation area in use
  * @stats_pd_allocs: PDs ever allocated
  * @stats_mkey_allocs: keys ever allocated
+ * @stats_misuse: caller bugs caught: frees of stale, freed or invalid keys,
+ *	PDs and translation pieces
  * @debugfs: this device's debugfs directory, or NULL
  */
 struct mrc_device {
@@ -220,6 +223,7 @@ struct mrc_device {
 	atomic_t xlt_segs_used;
 	atomic64_t stats_pd_allocs;
 	atomic64_t stats_mkey_allocs;
+	atomic64_t stats_misuse;
 	struct dentry *debugfs;
 };
 

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vhca verbs: the ib_device, its hardware bring-up (device memory, the
+ * platform device DMA is mapped on, the mrcore device) and its ops.
+ *
+ * This slice implements device and port queries and PDs. The other ops
+ * ib_core requires of a kernel verbs provider exist and fail with
+ * -EOPNOTSUPP until the engine lands; their destroy counterparts succeed,
+ * as no such object can exist.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-mapping.h>
+#include <linux/log2.h>
+#include <linux/platform_device.h>
+#include <linux/sizes.h>
+#include <linux/string.h>
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_mad.h>
+
+#include "vhca_loc.h"
+
+/**
+ * vhca_port_state - the port state a netdev implies
+ * @ndev: the bound netdev
+ *
+ * Return: IB_PORT_ACTIVE if @ndev is up with carrier, else IB_PORT_DOWN.
+ */
+enum ib_port_state vhca_port_state(struct net_device *ndev)
+{
+	if (netif_running(ndev) && netif_carrier_ok(ndev))
+		return IB_PORT_ACTIVE;
+	return IB_PORT_DOWN;
+}
+
+static int vhca_query_device(struct ib_device *ibdev,
+			     struct ib_device_attr *attr,
+			     struct ib_udata *udata)
+{
+	struct vhca_dev *vdev = to_vhca_dev(ibdev);
+	const struct mrc_caps *caps = &vdev->mdev.caps;
+
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+
+	attr->fw_ver = (u64)VHCA_FW_VER_MAJOR << 32 |
+		       VHCA_FW_VER_MINOR << 16 | VHCA_FW_VER_SUBMINOR;
+	attr->sys_image_guid = ibdev->node_guid;
+	/* Every MTT entry of the translation area at the largest page. */
+	attr->max_mr_size = (caps->xlt_size / MRC_MTT_ENTRY_SIZE) <<
+			    __fls(caps->page_size_bitmap);
+	attr->page_size_cap = caps->page_size_bitmap;
+	attr->vendor_id = VHCA_VENDOR_ID;
+	attr->vendor_part_id = VHCA_VENDOR_PART_ID;
+	attr->hw_ver = VHCA_HW_VER;
+	attr->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG;
+	/* Slot 0 is never used and the local DMA key holds another. */
+	attr->max_mr = caps->max_mkeys - 2;
+	/* PD number 0 is never used. */
+	attr->max_pd = caps->max_pds - 1;
+	attr->max_qp = VHCA_MAX_QP;
+	attr->max_qp_wr = VHCA_MAX_QP_WR;
+	attr->max_send_sge = VHCA_MAX_SGE;
+	attr->max_recv_sge = VHCA_MAX_SGE;
+	attr->max_sge_rd = VHCA_MAX_SGE;
+	attr->max_cq = VHCA_MAX_CQ;
+	attr->max_cqe = VHCA_MAX_CQE;
+	attr->max_qp_rd_atom = VHCA_MAX_RD_ATOM;
+	attr->max_qp_init_rd_atom = VHCA_MAX_RD_ATOM;
+	attr->max_res_rd_atom = VHCA_MAX_QP * VHCA_MAX_RD_ATOM;
+	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->max_pkeys = VHCA_PKEY_TBL_LEN;
+	return 0;
+}
+
+static void vhca_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u.%u", VHCA_FW_VER_MAJOR,
+		 VHCA_FW_VER_MINOR, VHCA_FW_VER_SUBMINOR);
+}
+
+static enum rdma_link_layer vhca_get_link_layer(struct ib_device *ibdev,
+						u32 port_num)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int vhca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
+				   struct ib_port_immutable *immutable)
+{
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->gid_tbl_len = VHCA_GID_TBL_LEN;
+	immutable->pkey_tbl_len = VHCA_PKEY_TBL_LEN;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+/*
+ * The port follows the bound netdev: its state from running and carrier,
+ * its MTU from the netdev MTU less the RoCE v2 headers. The data path is
+ * host memory, so speed and width are nominal: 4X EDR.
+ */
+static int vhca_query_port(struct ib_device *ibdev, u32 port_num,
+			   struct ib_port_attr *attr)
+{
+	struct net_device *ndev = to_vhca_dev(ibdev)->ndev;
+	enum ib_mtu mtu;
+
+	/* ib_query_port() has zeroed @attr. */
+	attr->state = vhca_port_state(ndev);
+	if (attr->state == IB_PORT_ACTIVE)
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	else if (netif_running(ndev))
+		attr->phys_state = IB_PORT_PHYS_STATE_POLLING;
+	else
+		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+
+	/* The MTU changes under RTNL, which this op does not take. */
+	mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = mtu ? mtu : IB_MTU_256;
+	attr->gid_tbl_len = VHCA_GID_TBL_LEN;
+	attr->pkey_tbl_len = VHCA_PKEY_TBL_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->ip_gids = true;
+	attr->max_msg_sz = VHCA_MAX_MSG_SIZE;
+	attr->max_vl_num = 1;
+	attr->active_width = IB_WIDTH_4X;
+	attr->active_speed = IB_SPEED_EDR;
+	return 0;
+}
+
+static int vhca_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
+			   u16 *pkey)
+{
+	if (index >= VHCA_PKEY_TBL_LEN)
+		return -EINVAL;
+
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int vhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct vhca_dev *vdev = to_vhca_dev(ibpd->device);
+	struct vhca_pd *pd = to_vhca_pd(ibpd);
+	int err;
+
+	err = mrc_pd_init(&vdev->mdev, &pd->base_pd);
+	if (err)
+		return err;
+
+	vhca_dbg_pd(pd, "allocated\n");
+	return 0;
+}
+
+static int vhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct vhca_pd *pd = to_vhca_pd(ibpd);
+
+	vhca_dbg_pd(pd, "freed\n");
+	mrc_pd_fini(&pd->base_pd);
+	return 0;
+}
+
+static int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			  struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+/* create_cq never succeeds, so there is never a CQ to destroy. */
+static int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int vhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	return -EOPNOTSUPP;
+}
+
+static int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	return -EOPNOTSUPP;
+}
+
+static int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
+			  struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+static int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			  int attr_mask, struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+/* create_qp never succeeds, so there is never a QP to destroy. */
+static int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			  const struct ib_send_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+static int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+/*
+ * Kernel PDs use the device's local DMA key (IBK_LOCAL_DMA_LKEY), so
+ * ib_alloc_pd() only asks for a DMA MR with IB_PD_UNSAFE_GLOBAL_RKEY.
+ */
+static struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start,
+				      u64 length, u64 iova, int access,
+				      struct ib_udata *udata)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+/* No MR can be created yet, so there is never one to deregister. */
+static int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static void vhca_hw_fini(struct vhca_dev *vdev)
+{
+	vhca_debugfs_fini(vdev);
+	mrc_unregister_device(&vdev->mdev);
+	platform_device_unregister(vdev->pdev);
+	vhca_devmem_fini(vdev);
+}
+
+/*
+ * Called by ib_dealloc_device(), after ib_core has unregistered the
+ * device (or never registered it), and the last call into the driver for
+ * @ibdev: take the hardware down, retire the device from the live list,
+ * and only then drop the netdev, as live entries are compared by netdev.
+ */
+static void vhca_dealloc_driver(struct ib_device *ibdev)
+{
+	struct vhca_dev *vdev = to_vhca_dev(ibdev);
+
+	vhca_dbg(vdev, "removing\n");
+	vhca_hw_fini(vdev);
+	vhca_dev_retire(vdev);
+	netdev_put(vdev->ndev, &vdev->ndev_tracker);
+}
+
+static const struct ib_device_ops vhca_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+
+	.alloc_pd = vhca_alloc_pd,
+	.create_cq = vhca_create_cq,
+	.create_qp = vhca_create_qp,
+	.dealloc_driver = vhca_dealloc_driver,
+	.dealloc_pd = vhca_dealloc_pd,
+	.dereg_mr = vhca_dereg_mr,
+	.destroy_cq = vhca_destroy_cq,
+	.destroy_qp = vhca_destroy_qp,
+	.get_dev_fw_str = vhca_get_dev_fw_str,
+	.get_dma_mr = vhca_get_dma_mr,
+	.get_link_layer = vhca_get_link_layer,
+	.get_port_immutable = vhca_get_port_immutable,
+	.modify_qp = vhca_modify_qp,
+	.poll_cq = vhca_poll_cq,
+	.post_recv = vhca_post_recv,
+	.post_send = vhca_post_send,
+	.query_device = vhca_query_device,
+	.query_pkey = vhca_query_pkey,
+	.query_port = vhca_query_port,
+	.reg_user_mr = vhca_reg_user_mr,
+	.req_notify_cq = vhca_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, vhca_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, vhca_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, vhca_qp, ibqp),
+};
+
+/**
+ * vhca_dev_alloc - allocate a device bound to a netdev
+ * @name: the ib_device name asked for
+ * @ndev: the netdev; a reference is taken
+ * @max_mkeys: mkey context slots, a power of two
+ * @xlt_size: bytes of translation area
+ *
+ * Nothing is registered: the result is undone by vhca_dev_free() until
+ * vhca_ib_register() installs the ops.
+ *
+ * Return: the device, or NULL if out of memory.
+ */
+struct vhca_dev *vhca_dev_alloc(const char *name, struct net_device *ndev,
+				u32 max_mkeys, u64 xlt_size)
+{
+	struct vhca_dev *vdev;
+
+	vdev = ib_alloc_device(vhca_dev, ibdev);
+	if (!vdev)
+		return NULL;
+
+	/* As the driver core names the ib_device, so debugfs agrees. */
+	strscpy(vdev->name, name, sizeof(vdev->name));
+	strreplace(vdev->name, '/', '!');
+	INIT_LIST_HEAD(&vdev->list);
+	vdev->ndev = ndev;
+	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);
+
+	vdev->mdev.name = vdev->name;
+	vdev->mdev.ops = &vhca_hw_ops;
+	vdev->mdev.priv = vdev;
+	vdev->mdev.caps.max_mkeys = max_mkeys;
+	vdev->mdev.caps.max_pds = 1U << 16;
+	vdev->mdev.caps.xlt_size = xlt_size;
+	vdev->mdev.caps.page_size_bitmap = SZ_4K | SZ_2M | SZ_1G;
+	vdev->mdev.caps.flags = MRC_CAP_KLM | MRC_CAP_ODP;
+	return vdev;
+}
+
+/**
+ * vhca_dev_free - free a device vhca_ib_register() has not seen
+ * @vdev: the device, off the device list, its hardware down
+ */
+void vhca_dev_free(struct vhca_dev *vdev)
+{
+	netdev_put(vdev->ndev, &vdev->ndev_tracker);
+	ib_dealloc_device(&vdev->ibdev);
+}
+
+static struct platform_device *vhca_pdev_create(void)
+{
+	const struct platform_device_info info = {
+		.name = KBUILD_MODNAME,
+		.id = PLATFORM_DEVID_AUTO,
+		.dma_mask = DMA_BIT_MASK(64),
+	};
+	struct platform_device *pdev;
+	int err;
+
+	pdev = platform_device_register_full(&info);
+	if (IS_ERR(pdev))
+		return pdev;
+
+	/* The engine walks translations; it has no DMA segment limit. */
+	err = dma_set_max_seg_size(&pdev->dev, SZ_2G);
+	if (err) {
+		platform_device_unregister(pdev);
+		return ERR_PTR(err);
+	}
+	return pdev;
+}
+
+/**
+ * vhca_hw_init - bring up a device's hardware
+ * @vdev: the device
+ * @debugfs_root: where the device's debugfs directory goes
+ *
+ * Allocates device memory, registers the platform device DMA is mapped
+ * on, registers the mrcore device (which writes the local DMA key into
+ * device memory) and adds the debugfs files. Undone by dealloc_driver
+ * once vhca_ib_register() is called; undoes itself on failure.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vhca_hw_init(struct vhca_dev *vdev, struct dentry *debugfs_root)
+{
+	struct platform_device *pdev;
+	int err;
+
+	err = vhca_devmem_init(vdev);
+	if (err)
+		return err;
+
+	pdev = vhca_pdev_create();
+	if (IS_ERR(pdev)) {
+		err = PTR_ERR(pdev);
+		goto out_devmem;
+	}
+	vdev->pdev = pdev;
+	vdev->mdev.dma_dev = &pdev->dev;
+
+	err = mrc_register_device(&vdev->mdev);
+	if (err)
+		goto out_pdev;
+
+	vhca_debugfs_init(vdev, debugfs_root);
+	return 0;
+
+out_pdev:
+	platform_device_unregister(pdev);
+out_devmem:
+	vhca_devmem_fini(vdev);
+	return err;
+}
+
+static void vhca_ib_init(struct vhca_dev *vdev)
+{
+	struct ib_device *ibdev = &vdev->ibdev;
+
+	strscpy(ibdev->node_desc, KBUILD_MODNAME, sizeof(ibdev->node_desc));
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = 1;
+	ibdev->local_dma_lkey = vdev->mdev.local_dma_lkey;
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, vdev->ndev->dev_addr);
+	/* Checked again under RTNL once registered; see vhca_newlink(). */
+	vdev->port_state = vhca_port_state(vdev->ndev);
+	ib_set_device_ops(ibdev, &vhca_dev_ops);
+}
+
+/**
+ * vhca_ib_register - register a device with ib_core
+ * @vdev: the device, its hardware up
+ *
+ * Installs the ops, binds port 1 to the netdev (ib_core then fills the
+ * GID table from its addresses) and registers the device with its
+ * platform device for DMA. From the moment the ops are installed,
+ * ib_dealloc_device() tears the whole device down through dealloc_driver,
+ * so on failure @vdev is gone, and on success it may go at any time
+ * unless the caller holds a reference on @vdev->ibdev.dev.
+ *
+ * Return: 0 or a negative errno.
+ */
+int vhca_ib_register(struct vhca_dev *vdev)
+{
+	struct ib_device *ibdev = &vdev->ibdev;
+	int err;
+
+	vhca_ib_init(vdev);
+
+	err = ib_device_set_netdev(ibdev, vdev->ndev, VHCA_PORT_NUM);
+	if (err)
+		goto out_dealloc;
+
+	err = ib_register_device(ibdev, vdev->name, &vdev->pdev->dev);
+	if (err)
+		goto out_dealloc;
+	return 0;
+
+out_dealloc:
+	ib_dealloc_device(ibdev);
+	return err;
+}
