@@ -67,6 +67,8 @@ builtin_module() {
 # Load mrcore and vhca: our out-of-tree builds when present, else the
 # kernel's own (the debug kernel builds them in-tree).
 load_mrcore() {
+	# insmod resolves nothing: bring in vhca's distro dependencies first.
+	modprobe ib_core || return 1
 	if [ -f $MRC_KO/mrcore.ko ]; then
 		insmod $MRC_KO/mrcore.ko || return 1
 	elif ! builtin_module mrcore; then
@@ -82,6 +84,13 @@ load_mrcore() {
 unload_mrcore() {
 	rmmod vhca || return 1
 	builtin_module mrcore || rmmod mrcore
+}
+
+# no_rdma_dev NAME: rdma dev show works and does not list NAME.
+no_rdma_dev() {
+	local devs
+	devs=$(rdma dev show) || return 1
+	! echo "$devs" | grep -q "$1"
 }
 
 # mrc_stat DEV KEY: a value from mrcore's per-device debugfs stats.

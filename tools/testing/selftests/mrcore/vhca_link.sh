@@ -24,8 +24,12 @@ t_eval "vhca: node type and port link layer" \
 	 grep -q Ethernet /sys/class/infiniband/vhca0/ports/1/link_layer'
 t_eval "vhca: local DMA key live, no PD leaked by ib_mad/ib_cm" \
 	'[ "$(mrc_stat vhca0 mkeys)" = 1 ] && [ "$(mrc_stat vhca0 pds)" = 0 ]'
-t_eval "vhca: device memory decodes the local DMA key" \
-	'grep -q "mode=PA" /sys/kernel/debug/vhca/vhca0/mkeys'
+# Exactly one live context: the local DMA key, PA mode, any PD, all memory.
+t_eval "vhca: device memory holds exactly the local DMA key context" \
+	'awk "NR > 1" /sys/kernel/debug/vhca/vhca0/mkeys > /tmp/mkeys &&
+	 [ "$(wc -l < /tmp/mkeys)" = 1 ] &&
+	 awk "\$3 == \"VALID\" && \$4 == \"PA\" && \$5 == 0 &&
+	      \$8 == \"0xffffffffffffffff\" {ok = 1} END {exit !ok}" /tmp/mkeys'
 
 # Bad input: each is refused with an errno and leaves no device behind.
 t_refuse "vhca: duplicate device name refused" "File exists" \
@@ -35,22 +39,23 @@ t_refuse "vhca: second link on the same netdev refused" "File exists" \
 t_refuse "vhca: nonexistent netdev refused" "No such device" \
 	rdma link add vhca9 type vhca netdev nosuchdev
 t_eval "vhca: nothing left behind by refused adds" \
-	'! rdma dev show | grep -q vhca9 && [ "$(rdma dev show | grep -c vhca)" = 1 ]'
+	'no_rdma_dev vhca9 && [ "$(rdma dev show | grep -c vhca)" = 1 ]'
 
 t_check "vhca: rdma link del vhca0" rdma link del vhca0
 t_eval "vhca: vhca0 gone from rdma dev and debugfs" \
-	'! rdma dev show | grep -q vhca0 && [ ! -e /sys/kernel/debug/mrcore/vhca0 ]'
+	'no_rdma_dev vhca0 && [ ! -e /sys/kernel/debug/mrcore/vhca0 ] &&
+	 [ ! -e /sys/kernel/debug/vhca/vhca0 ]'
 
 t_eval "vhca: netdev removal removes its device" \
 	'rdma link add vhca2 type vhca netdev vd1 && ip link del vd1 &&
-	 wait_for 10 sh -c "! rdma dev show | grep -q vhca2"'
+	 wait_for 10 no_rdma_dev vhca2'
 
 t_check "vhca: re-add after del" rdma link add vhca0 type vhca netdev vd0
 dummy_up vd2 192.168.79.1/24
 t_check "vhca: second device on another netdev" \
 	rdma link add vhca1 type vhca netdev vd2
 t_check "vhca: rmmod vhca with two devices present" unload_mrcore
-t_eval "vhca: no vhca device after unload" \
-	'! rdma dev show | grep -q vhca'
+t_eval "vhca: no vhca device or module after unload" \
+	'no_rdma_dev vhca && [ ! -e /sys/module/vhca ]'
 ip link del vd0
 ip link del vd2
