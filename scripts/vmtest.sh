@@ -25,6 +25,7 @@ bash "$here/deps.sh" vm
 # Modules the tests need; closures are resolved from the kernel's index.
 MODS="rdma_rxe rdma_cm ib_cm ib_umad nvme-rdma nvmet-rdma brd null_blk dummy
 	configfs crc32_generic crc32c_generic crct10dif_generic"
+# (In the debug kernel the crc modules are built in; their absence is fine.)
 work="$MRCORE_CACHE/vm-$kernel"
 mkdir -p "$work"
 extra_args=""
@@ -46,6 +47,7 @@ debug)
 	make -s -C "$(bash "$here/tree.sh")" O="$kbuild" \
 		INSTALL_MOD_PATH="$kroot" modules_install >/dev/null
 	kodir=""
+	MODS="$MODS vhca"
 	# The KUnit suites ran in "make kunit"; do not run them again here.
 	extra_args="kunit.filter_glob=mrcore-vm-none"
 	;;

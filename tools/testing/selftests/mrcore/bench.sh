@@ -12,7 +12,7 @@ RUNTIME=${BENCH_RUNTIME:-10}
 # fio_figure DEV RW BS QD FIELD: one number from fio's terse output
 # (field 8 = read IOPS, field 7 = read KiB/s).
 fio_figure() {
-	fio --name=b --filename="$1" --direct=1 --ioengine=libaio --rw="$2" \
+	fio --thread --name=b --filename="$1" --direct=1 --ioengine=libaio --rw="$2" \
 	    --bs="$3" --iodepth="$4" --numjobs=1 --time_based \
 	    --runtime="$RUNTIME" --size=100M --group_reporting \
 	    --output-format=terse --terse-version=3 2>/dev/null |

@@ -40,7 +40,7 @@ if dev=$(nvme_host_up 10.77.0.1 2); then
 	else
 		say "pattern read back DIFFERS"
 	fi
-	fio --name=demo --filename="$dev" --direct=1 --ioengine=libaio \
+	fio --thread --name=demo --filename="$dev" --direct=1 --ioengine=libaio \
 	    --rw=randread --bs=4k --iodepth=32 --runtime=5 --time_based \
 	    --output-format=terse --terse-version=3 2>/dev/null |
 		awk -F';' '{printf "demo: fio 4 KiB randread QD32 for 5 s over rxe: %d IOPS\n", $8}'

@@ -28,7 +28,16 @@ nvmet_up() {
 	ln -s $CFS/subsystems/$NQN $CFS/ports/1/subsystems/$NQN
 }
 
+# On a lockdep kernel the port is left configured: 6.1's nvmet takes
+# nvmet_config_sem then a cm_id's handler_mutex when a port goes away,
+# while an I/O-queue connect nests them the other way, and lockdep reports
+# that once and then switches itself off for the rest of the boot. The VM
+# is discarded after the run, so nothing is lost by not removing the port.
 nvmet_down() {
+	if [ -e /proc/lockdep ]; then
+		echo "# nvmet port left configured (6.1 nvmet lockdep report on port removal)"
+		return 0
+	fi
 	rm -f $CFS/ports/1/subsystems/$NQN
 	rmdir $CFS/ports/1 2>/dev/null
 	echo 0 > $CFS/subsystems/$NQN/namespaces/1/enable 2>/dev/null

@@ -18,7 +18,7 @@ if dev=$(nvme_host_up $ADDR 2); then
 	t_check "rxe: 16 MiB pattern written, read back, identical" \
 		pattern_rw "$dev" 16
 	t_check "rxe: fio randwrite 4k with crc32c verify" \
-		fio --name=verify --filename="$dev" --direct=1 --ioengine=libaio \
+		fio --thread --name=verify --filename="$dev" --direct=1 --ioengine=libaio \
 		--rw=randwrite --bs=4k --iodepth=16 --size=8M \
 		--verify=crc32c --do_verify=1 --output=/dev/null
 else
