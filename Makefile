@@ -11,7 +11,7 @@ KDIR ?= /usr/src/linux-headers-$(ABI)-amd64
 KBUILD_FLAGS := W=1
 
 # Our sources, for sparse/checkpatch.
-SRCS := $(shell find drivers include kunit tools -name '*.[ch]' 2>/dev/null | sort)
+SRCS := $(shell find drivers include kunit tools -name '*.[ch]' ! -name '*.mod.c' 2>/dev/null | sort)
 
 .PHONY: all modules deps clean install sparse checkpatch kunit vmtest \
 	bench demo check help

@@ -6,6 +6,4 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 bash "$here/deps.sh" kunit
 src=$(mrc_linux_src)
-"$src/scripts/checkpatch.pl" --strict --no-tree --terse --show-types \
-	--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,LINUX_VERSION_CODE \
-	-f "$@"
+"$src/scripts/checkpatch.pl" --strict --no-tree --terse --show-types -f "$@"

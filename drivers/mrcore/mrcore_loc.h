@@ -22,16 +22,18 @@
  * Not a WARN: nothing is inconsistent, and the KUnit suites provoke these
  * on purpose and check the count.
  */
-#define mrc_misuse(mdev, cond) ({					\
-	bool __mrc_bad = (cond);					\
-									\
-	if (unlikely(__mrc_bad)) {					\
-		atomic64_inc(&(mdev)->stats_misuse);			\
-		pr_err_ratelimited("%s: %s: caller bug rejected\n",	\
-				   (mdev)->name, __func__);		\
-	}								\
-	__mrc_bad;							\
-})
+static inline bool __mrc_misuse(struct mrc_device *mdev, bool bad,
+				const char *fn)
+{
+	if (unlikely(bad)) {
+		atomic64_inc(&mdev->stats_misuse);
+		pr_err_ratelimited("%s: %s: caller bug rejected\n", mdev->name,
+				   fn);
+	}
+	return bad;
+}
+
+#define mrc_misuse(mdev, cond) __mrc_misuse(mdev, cond, __func__)
 
 /* main.c */
 extern struct dentry *mrc_debugfs_root;
