@@ -25,9 +25,12 @@ u32 fake_hw_random_seed(void)
 	return random_seed;
 }
 
-/* Counts the call and says whether this one is to fail. */
+/* Counts and logs the call and says whether this one is to fail. */
 static int fake_hw_call(struct fake_hw *hw, enum fake_hw_op op)
 {
+	if (hw->log_len < FAKE_HW_LOG_MAX)
+		hw->log[hw->log_len] = op;
+	hw->log_len++;
 	hw->calls[op]++;
 	if (hw->fail_nth && hw->fail_op == op && hw->calls[op] == hw->fail_nth)
 		return -EIO;
@@ -148,6 +151,8 @@ struct fake_hw *fake_hw_create(struct kunit *test, const char *name,
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, hw->mkeys);
 	hw->xlt = kunit_kzalloc(test, caps->xlt_size, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, hw->xlt);
+	hw->log = kunit_kzalloc(test, FAKE_HW_LOG_MAX, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, hw->log);
 
 	hw->test = test;
 	hw->ops = fake_hw_ops;
@@ -214,6 +219,125 @@ void fake_hw_expect_misuse(struct fake_hw *hw, unsigned int n)
 	hw->expected_misuse += n;
 }
 
+/**
+ * fake_hw_fail_next - make the @k-th next call of one op fail with -EIO
+ * @hw: the fake
+ * @op: op to fail
+ * @k: 1 for the next call, 2 for the one after, ...
+ */
+void fake_hw_fail_next(struct fake_hw *hw, enum fake_hw_op op,
+		       unsigned int k)
+{
+	fake_hw_fail_nth(hw, op, hw->calls[op] + k);
+}
+
+/**
+ * fake_hw_log_at - the op called at a position of the log
+ * @hw: the fake
+ * @pos: position, counting from 0; below min(log_len, FAKE_HW_LOG_MAX)
+ *
+ * Return: the op, or FAKE_HW_NUM_OPS for a position not kept.
+ */
+enum fake_hw_op fake_hw_log_at(struct fake_hw *hw, unsigned int pos)
+{
+	if (pos >= hw->log_len || pos >= FAKE_HW_LOG_MAX)
+		return FAKE_HW_NUM_OPS;
+	return hw->log[pos];
+}
+
+/**
+ * fake_hw_assert_reg_order - the ops since @mark are one registration
+ * @test: the test
+ * @hw: the fake
+ * @mark: hw->log_len before the registration
+ * @xlt: translation entries were expected
+ *
+ * With @xlt: one or more write_xlt, exactly one fence, then write_mkey as
+ * the last op. Without: write_mkey alone. Nothing is invalidated.
+ *
+ * Return: true if so; otherwise the test has failed with the sequence.
+ */
+bool fake_hw_assert_reg_order(struct kunit *test, struct fake_hw *hw,
+			      unsigned int mark, bool xlt)
+{
+	unsigned int pos, n = hw->log_len - mark, writes = 0;
+	bool ok = n >= 1 && hw->log_len <= FAKE_HW_LOG_MAX;
+
+	for (pos = mark; ok && pos < hw->log_len - 1; pos++) {
+		enum fake_hw_op op = hw->log[pos];
+
+		if (op == FAKE_HW_WRITE_XLT)
+			ok = pos == mark + writes++;
+		else
+			ok = op == FAKE_HW_FENCE && pos == hw->log_len - 2;
+	}
+	if (ok)
+		ok = hw->log[hw->log_len - 1] == FAKE_HW_WRITE_MKEY &&
+		     (xlt ? writes >= 1 && n == writes + 2 : n == 1);
+	if (!ok)
+		KUNIT_FAIL(test, "%s: %u ops since mark, %u xlt writes, last op %d; expected %s",
+			   hw->mdev.name, n, writes,
+			   fake_hw_log_at(hw, hw->log_len - 1),
+			   xlt ? "xlt writes, one fence, write_mkey" :
+				 "write_mkey only");
+	return ok;
+}
+
+/**
+ * fake_hw_ctx - the context device memory holds for a key's slot
+ * @hw: the fake
+ * @key: any key of the device
+ *
+ * Return: the slot's context as last written (its state may be INVALID).
+ */
+const struct mrc_mkey_ctx *fake_hw_ctx(struct fake_hw *hw, u32 key)
+{
+	u32 index = mrc_key_index(key);
+
+	KUNIT_ASSERT_LT(hw->test, index, hw->mdev.caps.max_mkeys);
+	return &hw->mkeys[index];
+}
+
+/**
+ * fake_hw_mtt - decode MTT entry @i of a context from device memory
+ * @hw: the fake
+ * @ctx: an MTT-mode context
+ * @i: entry, below ctx->xlt_entries
+ *
+ * Return: the entry as a CPU-endian u64.
+ */
+u64 fake_hw_mtt(struct fake_hw *hw, const struct mrc_mkey_ctx *ctx, u32 i)
+{
+	u64 off = ctx->xlt_offset + (u64)i * MRC_MTT_ENTRY_SIZE;
+	__le64 e;
+
+	KUNIT_ASSERT_LE(hw->test, off + MRC_MTT_ENTRY_SIZE,
+			hw->mdev.caps.xlt_size);
+	memcpy(&e, hw->xlt + off, sizeof(e));
+	return le64_to_cpu(e);
+}
+
+/**
+ * fake_hw_klm - KLM entry @i of a context, from device memory
+ * @hw: the fake
+ * @ctx: a KLM-mode context
+ * @i: entry, below ctx->xlt_entries
+ *
+ * Return: the entry, still little-endian.
+ */
+struct mrc_klm fake_hw_klm(struct fake_hw *hw, const struct mrc_mkey_ctx *ctx,
+			   u32 i)
+{
+	u64 off = ctx->xlt_offset + (u64)i * MRC_KLM_ENTRY_SIZE;
+	struct mrc_klm e;
+
+	KUNIT_ASSERT_LE(hw->test, off + MRC_KLM_ENTRY_SIZE,
+			hw->mdev.caps.xlt_size);
+	memcpy(&e, hw->xlt + off, sizeof(e));
+	return e;
+}
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("KUnit tests for mrcore");
 MODULE_AUTHOR("mrcore developers");

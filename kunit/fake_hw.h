@@ -34,6 +34,9 @@ enum fake_hw_op {
  * @expected_misuse: caller bugs the test provokes on purpose; checked
  *	against mdev.stats_misuse at unregistration
  * @registered: mrc_register_device() succeeded and has not been undone
+ * @log: the ops in call order (failed calls included); the first
+ *	FAKE_HW_LOG_MAX are kept
+ * @log_len: ops called so far, including those not kept in @log
  *
  * The ops do not lock: tests call them from one thread at a time.
  */
@@ -49,7 +52,11 @@ struct fake_hw {
 	unsigned int fail_nth;
 	s64 expected_misuse;
 	bool registered;
+	u8 *log;
+	unsigned int log_len;
 };
+
+#define FAKE_HW_LOG_MAX		4096
 
 static inline struct fake_hw *to_fake_hw(struct mrc_device *mdev)
 {
@@ -64,6 +71,15 @@ void fake_hw_unregister(struct fake_hw *hw);
 void fake_hw_fail_nth(struct fake_hw *hw, enum fake_hw_op op,
 		      unsigned int nth);
 void fake_hw_expect_misuse(struct fake_hw *hw, unsigned int n);
+void fake_hw_fail_next(struct fake_hw *hw, enum fake_hw_op op,
+		       unsigned int k);
 u32 fake_hw_random_seed(void);
+enum fake_hw_op fake_hw_log_at(struct fake_hw *hw, unsigned int pos);
+bool fake_hw_assert_reg_order(struct kunit *test, struct fake_hw *hw,
+			      unsigned int mark, bool xlt);
+const struct mrc_mkey_ctx *fake_hw_ctx(struct fake_hw *hw, u32 key);
+u64 fake_hw_mtt(struct fake_hw *hw, const struct mrc_mkey_ctx *ctx, u32 i);
+struct mrc_klm fake_hw_klm(struct fake_hw *hw, const struct mrc_mkey_ctx *ctx,
+			   u32 i);
 
 #endif /* _MRCORE_FAKE_HW_H */

@@ -63,11 +63,13 @@ done
 depmod -b "$stage" "$kver"
 
 if [ -n "$kodir" ]; then
-	for ko in "$kodir"/drivers/mrcore/mrcore.ko "$kodir"/drivers/vhca/vhca.ko; do
+	for ko in "$kodir"/drivers/mrcore/mrcore.ko "$kodir"/drivers/vhca/vhca.ko \
+		  "$kodir"/drivers/mrcore_test/mrcore_test.ko; do
 		[ -f "$ko" ] && cp "$ko" "$stage/mrcore/"
 	done
 fi
 cp -r "$top/tools/testing/selftests/mrcore/." "$stage/selftests/"
+bash "$here/selftests.sh" "$stage/selftests"
 cp "$here/vm-init.sh" "$stage/init"
 chmod +x "$stage/init"
 

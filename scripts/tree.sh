@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Prepare a writable linux-source-6.1 tree in the cache with this project
 # placed under drivers/mrcore-pkg (an in-tree build), and print its path.
-# Our files are synced with rsync, which keeps mtimes, so an unchanged file
-# never triggers a rebuild.
+# Only files whose contents changed are copied, so an unchanged file never
+# triggers a rebuild.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -23,7 +23,10 @@ if [ ! -f "$tree/.mrcore-version" ] || [ "$(cat "$tree/.mrcore-version")" != "$v
 fi
 
 mkdir -p "$tree/drivers/mrcore-pkg"
-rsync -a --delete --prune-empty-dirs \
+# Compare contents, not times, and give a copied file the current time: a
+# file edited after an earlier sync but before its object was built must
+# still look newer than that object.
+rsync -rl --checksum --delete --prune-empty-dirs \
 	--exclude='*.mod.c' --include='*/' --include='Kbuild' \
 	--include='Kconfig' --include='*.[ch]' --exclude='*' \
 	"$top/drivers" "$top/include" "$top/kunit" "$top/Kbuild" "$top/Kconfig" \

@@ -47,7 +47,7 @@ debug)
 	make -s -C "$(bash "$here/tree.sh")" O="$kbuild" \
 		INSTALL_MOD_PATH="$kroot" modules_install >/dev/null
 	kodir=""
-	MODS="$MODS vhca"
+	MODS="$MODS vhca mrcore_test"
 	# The KUnit suites ran in "make kunit"; do not run them again here.
 	extra_args="kunit.filter_glob=mrcore-vm-none"
 	;;

@@ -57,6 +57,8 @@ static int mrc_validate(const struct mrc_device *mdev)
 /* Core state that needs no allocation; the backend may not have zeroed it. */
 static void mrc_init_state(struct mrc_device *mdev)
 {
+	unsigned int type, stage;
+
 	xa_init_flags(&mdev->mkeys, XA_FLAGS_ALLOC1);
 	mdev->mkey_next = 1;
 	mdev->mkey_variant = NULL;
@@ -68,6 +70,15 @@ static void mrc_init_state(struct mrc_device *mdev)
 	atomic64_set(&mdev->stats_pd_allocs, 0);
 	atomic64_set(&mdev->stats_mkey_allocs, 0);
 	atomic64_set(&mdev->stats_misuse, 0);
+	atomic_set(&mdev->num_mrs, 0);
+	for (type = 0; type < MRC_MR_NUM_TYPES; type++)
+		atomic_set(&mdev->num_mrs_type[type], 0);
+	atomic64_set(&mdev->pages_pinned, 0);
+	atomic64_set(&mdev->stats_mr_regs, 0);
+	atomic64_set(&mdev->stats_mr_reregs, 0);
+	atomic_set(&mdev->inject, 0);
+	for (stage = 0; stage < MRC_NUM_STAGES; stage++)
+		atomic64_set(&mdev->stats_injected[stage], 0);
 	mdev->debugfs = NULL;
 }
 
@@ -77,6 +88,30 @@ static void mrc_destroy_state(struct mrc_device *mdev)
 	mdev->mkey_variant = NULL;
 	ida_destroy(&mdev->pd_ida);
 	xa_destroy(&mdev->mkeys);
+}
+
+/* The "mrs_<type>" lines of the stats file. */
+static const char * const mrc_mr_type_names[MRC_MR_NUM_TYPES] = {
+	[MRC_MR_DMA] = "dma",
+	[MRC_MR_PHYS] = "phys",
+	[MRC_MR_SG] = "sg",
+	[MRC_MR_USER] = "user",
+};
+
+static void mrc_stats_show_mrs(struct seq_file *s, struct mrc_device *mdev)
+{
+	unsigned int type;
+
+	seq_printf(s, "mrs %d\n", atomic_read(&mdev->num_mrs));
+	for (type = 0; type < MRC_MR_NUM_TYPES; type++)
+		seq_printf(s, "mrs_%s %d\n", mrc_mr_type_names[type],
+			   atomic_read(&mdev->num_mrs_type[type]));
+	seq_printf(s, "pages_pinned %lld\n",
+		   (long long)atomic64_read(&mdev->pages_pinned));
+	seq_printf(s, "mr_regs %lld\n",
+		   (long long)atomic64_read(&mdev->stats_mr_regs));
+	seq_printf(s, "mr_reregs %lld\n",
+		   (long long)atomic64_read(&mdev->stats_mr_reregs));
 }
 
 static int mrc_stats_show(struct seq_file *s, void *unused)
@@ -93,6 +128,8 @@ static int mrc_stats_show(struct seq_file *s, void *unused)
 		   (long long)atomic64_read(&mdev->stats_mkey_allocs));
 	seq_printf(s, "misuse %lld\n",
 		   (long long)atomic64_read(&mdev->stats_misuse));
+	mrc_stats_show_mrs(s, mdev);
+	seq_printf(s, "injected %llu\n", mrc_inject_total(mdev));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(mrc_stats);
@@ -103,9 +140,13 @@ static void mrc_debugfs_add(struct mrc_device *mdev)
 	mdev->debugfs = debugfs_create_dir(mdev->name, mrc_debugfs_root);
 	debugfs_create_file("stats", 0444, mdev->debugfs, mdev,
 			    &mrc_stats_fops);
+	mrc_inject_debugfs_add(mdev);
 }
 
-/* Waits for open readers of "stats", so @mdev may be freed afterwards. */
+/*
+ * Waits for open users of "stats" and "fail_stage", so @mdev may be freed
+ * afterwards.
+ */
 static void mrc_debugfs_remove(struct mrc_device *mdev)
 {
 	debugfs_remove(mdev->debugfs);
@@ -168,8 +209,8 @@ static void mrc_local_dma_key_fini(struct mrc_device *mdev)
  * Checks the ops table and caps before allocating anything, sets up the
  * key space, PD numbers and translation-area allocator, writes the local
  * DMA key's context through @ops->write_mkey and adds
- * /sys/kernel/debug/mrcore/<name>/stats. On failure nothing is left
- * allocated and no context is left written.
+ * /sys/kernel/debug/mrcore/<name>/stats and fail_stage. On failure
+ * nothing is left allocated and no context is left written.
  *
  * Context: process context; may sleep.
  * Return: 0; -EINVAL for a missing name or callback or an invalid cap;

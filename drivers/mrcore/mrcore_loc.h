@@ -6,8 +6,10 @@
 #ifndef _MRCORE_LOC_H
 #define _MRCORE_LOC_H
 
+#include <linux/bits.h>
 #include <linux/printk.h>
 #include <linux/ratelimit.h>
+#include <linux/sizes.h>
 
 #include <rdma/mrcore.h>
 
@@ -35,8 +37,167 @@ static inline bool __mrc_misuse(struct mrc_device *mdev, bool bad,
 
 #define mrc_misuse(mdev, cond) __mrc_misuse(mdev, cond, __func__)
 
+/* inject.c */
+
+/*
+ * mdev->inject packs the armed stage and its countdown in one word, so
+ * arming, disarming and every pass are single atomic operations: 0 when
+ * disarmed, else (passes left, the failing one included) <<
+ * MRC_INJECT_LEFT_SHIFT | (stage + 1).
+ */
+#define MRC_INJECT_LEFT_SHIFT	4
+#define MRC_INJECT_STAGE_MASK	(BIT(MRC_INJECT_LEFT_SHIFT) - 1)
+#define MRC_INJECT_MAX_LEFT	1000000U
+
+bool __mrc_inject(struct mrc_device *mdev, enum mrc_stage stage);
+void mrc_inject_debugfs_add(struct mrc_device *mdev);
+u64 mrc_inject_total(struct mrc_device *mdev);
+
+/**
+ * mrc_inject - a registration passes a stage: should it fail here?
+ * @mdev: device
+ * @stage: the stage being passed
+ *
+ * Counts the pass against the failure armed through debugfs "fail_stage"
+ * and returns true exactly once, on the armed pass, which also disarms.
+ * Disarmed, this is one READ_ONCE.
+ *
+ * Context: any context.
+ * Return: true if the caller must fail the stage with its errno.
+ */
+static inline bool mrc_inject(struct mrc_device *mdev, enum mrc_stage stage)
+{
+	if (likely(!atomic_read(&mdev->inject)))
+		return false;
+	return __mrc_inject(mdev, stage);
+}
+
 /* main.c */
 extern struct dentry *mrc_debugfs_root;
+
+/* mr.c */
+
+/* Entries built in the CPU per write_xlt call, at most. */
+#define MRC_XLT_CHUNK_BYTES	SZ_64K
+
+/* translate.c */
+
+/**
+ * struct mrc_seg_iter - the DMA segments of a registration, as one stream
+ * @sg: next scatterlist entry (scatterlist source)
+ * @sg_left: DMA entries not yet returned
+ * @buf: next range (array source)
+ * @buf_left: ranges not yet returned
+ * @skip: bytes of the stream still to skip before the window
+ * @left: bytes of the window still to return
+ *
+ * Plain data: copying the struct forks the iteration.
+ */
+struct mrc_seg_iter {
+	struct scatterlist *sg;
+	unsigned int sg_left;
+	const struct mrc_phys_buf *buf;
+	unsigned int buf_left;
+	u64 skip;
+	u64 left;
+};
+
+/**
+ * struct mrc_mtt_builder - state of a chunked MTT fill
+ * @it: remaining segments
+ * @flags: R/W bits of every entry
+ * @page_shift: log2 of the page size
+ * @va: address of the first byte after the current segment
+ * @next_blk: address of the next block (page) to emit
+ * @seg_addr: DMA address of the current segment (valid if @seg_len)
+ * @seg_va: address of the current segment's first byte
+ * @seg_len: bytes of the current segment; 0 before the first
+ * @prev_end: DMA address just past the current segment
+ * @started: a segment has been taken
+ * @left: entries still to emit
+ */
+struct mrc_mtt_builder {
+	struct mrc_seg_iter it;
+	u64 flags;
+	unsigned int page_shift;
+	u64 va;
+	u64 next_blk;
+	u64 seg_addr;
+	u64 seg_va;
+	u64 seg_len;
+	u64 prev_end;
+	bool started;
+	u32 left;
+};
+
+/**
+ * struct mrc_klm_builder - state of a chunked KLM fill
+ * @it: remaining segments
+ * @key: key of every entry
+ * @run_addr: DMA address of the rest of the current run
+ * @run_len: bytes left in the current run; 0 for none
+ * @next_addr: a segment looked at and put back (valid if @have_next)
+ * @next_len: its length
+ * @have_next: a segment was put back
+ */
+struct mrc_klm_builder {
+	struct mrc_seg_iter it;
+	u32 key;
+	u64 run_addr;
+	u64 run_len;
+	u64 next_addr;
+	u64 next_len;
+	bool have_next;
+};
+
+/**
+ * struct mrc_trans - one translation, planned and then written
+ * @segs: the memory, exactly @length bytes
+ * @iova: address of its first byte in the key's address space
+ * @length: bytes
+ * @writable: MTT entries carry MRC_MTT_WRITE
+ * @mode: enum mrc_access_mode, set by mrc_trans_plan()
+ * @page_shift: MTT page shift, set by mrc_trans_plan()
+ * @nentries: entries, set by mrc_trans_plan()
+ * @xlt: where the entries are written; size 0 until then
+ */
+struct mrc_trans {
+	struct mrc_seg_iter segs;
+	u64 iova;
+	u64 length;
+	bool writable;
+	u8 mode;
+	u8 page_shift;
+	u32 nentries;
+	struct mrc_xlt xlt;
+};
+
+void mrc_seg_iter_sg(struct mrc_seg_iter *it, struct scatterlist *sgl,
+		     unsigned int nents, u64 offset, u64 length);
+void mrc_seg_iter_phys(struct mrc_seg_iter *it,
+		       const struct mrc_phys_buf *bufs, unsigned int nbufs);
+bool mrc_seg_next(struct mrc_seg_iter *it, u64 *addr, u64 *len);
+unsigned long mrc_page_size_segs(const struct mrc_seg_iter *segs, u64 iova,
+				 unsigned long pgsz_bitmap, u64 *bytes);
+int mrc_mtt_count(u64 iova, u64 length, unsigned int page_shift, u32 *count);
+void mrc_mtt_builder_init(struct mrc_mtt_builder *b,
+			  const struct mrc_seg_iter *segs, u64 iova,
+			  unsigned int page_shift, u32 count, bool writable);
+int mrc_mtt_fill(struct mrc_mtt_builder *b, __le64 *out, u32 max);
+void mrc_klm_builder_init(struct mrc_klm_builder *b,
+			  const struct mrc_seg_iter *segs, u32 key);
+u32 mrc_klm_fill(struct mrc_klm_builder *b, struct mrc_klm *out, u32 max);
+int mrc_klm_count(const struct mrc_seg_iter *segs, u32 *count);
+int mrc_trans_plan(const struct mrc_device *mdev, struct mrc_trans *t);
+
+/* umem.c */
+struct mrc_umem *mrc_umem_get(struct mrc_device *mdev, u64 start, u64 length,
+			      u32 access);
+void mrc_umem_release(struct mrc_umem *umem);
+int mrc_umem_check_range(u64 start, u64 length);
+bool mrc_umem_writable(const struct mrc_umem *umem);
+u64 mrc_umem_start(const struct mrc_umem *umem);
+void mrc_umem_segs(const struct mrc_umem *umem, struct mrc_seg_iter *it);
 
 /* xlt.c */
 int mrc_xlt_init(struct mrc_device *mdev);

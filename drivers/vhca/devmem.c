@@ -7,25 +7,17 @@
  * through io accessors, as the BAR of a real HCA would be, so sparse (C=2)
  * proves that nothing touches it as plain memory. Both the CPU side
  * (mrcore, through the ops below) and the device side (vhca_read_mkey(),
- * the debugfs dump, and the DMA engine to come) read and write it the same
- * way.
+ * the walker, the debugfs dumps) read and write it the same way.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/debugfs.h>
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/log2.h>
 #include <linux/overflow.h>
-#include <linux/seq_file.h>
 #include <linux/vmalloc.h>
 
 #include "vhca_loc.h"
-
-static void __iomem *vhca_mkc_slot(struct vhca_dev *vdev, u32 index)
-{
-	return vdev->mem.mkc + (size_t)index * VHCA_MKC_SIZE;
-}
 
 /* Slot 0 is never handed out, so no key with index 0 can be written. */
 static bool vhca_mkey_index_valid(struct vhca_dev *vdev, u32 index)
@@ -43,25 +35,22 @@ static int vhca_xlt_range_check(struct vhca_dev *vdev, u64 offset, u64 len)
 	return 0;
 }
 
-/*
- * What the device refuses in a context: a slot it does not have, a key
- * whose index names another slot, an unknown state or access mode, and
- * translation entries outside the translation area.
+/**
+ * vhca_mkey_xlt_check - do a context's translation entries fit the area?
+ * @vdev: the device
+ * @ctx: an MTT or KLM context
+ *
+ * The entries must start at a multiple of their size and end inside the
+ * translation area. Used for every context written and again by every
+ * reader of the entries, which trusts nothing it reads back.
+ *
+ * Return: 0, or -EINVAL for any other mode or entries out of place.
  */
-static int vhca_mkey_ctx_check(struct vhca_dev *vdev, u32 index,
-			       const struct mrc_mkey_ctx *ctx)
+int vhca_mkey_xlt_check(struct vhca_dev *vdev, const struct mrc_mkey_ctx *ctx)
 {
 	u64 entry_size;
 
-	if (!vhca_mkey_index_valid(vdev, index) ||
-	    mrc_key_index(ctx->key) != index)
-		return -EINVAL;
-	if (ctx->state > MRC_MKEY_VALID)
-		return -EINVAL;
-
 	switch (ctx->access_mode) {
-	case MRC_ACCESS_MODE_PA:
-		return 0;
 	case MRC_ACCESS_MODE_MTT:
 		entry_size = MRC_MTT_ENTRY_SIZE;
 		break;
@@ -71,8 +60,28 @@ static int vhca_mkey_ctx_check(struct vhca_dev *vdev, u32 index,
 	default:
 		return -EINVAL;
 	}
+	if (!IS_ALIGNED(ctx->xlt_offset, entry_size))
+		return -EINVAL;
 	return vhca_xlt_range_check(vdev, ctx->xlt_offset,
-				    ctx->xlt_entries * entry_size);
+				    (u64)ctx->xlt_entries * entry_size);
+}
+
+/*
+ * What the device refuses in a context: a slot it does not have, a key
+ * whose index names another slot, an unknown state or access mode, and
+ * translation entries misaligned or outside the translation area.
+ */
+static int vhca_mkey_ctx_check(struct vhca_dev *vdev, u32 index,
+			       const struct mrc_mkey_ctx *ctx)
+{
+	if (!vhca_mkey_index_valid(vdev, index) ||
+	    mrc_key_index(ctx->key) != index)
+		return -EINVAL;
+	if (ctx->state > MRC_MKEY_VALID)
+		return -EINVAL;
+	if (ctx->access_mode == MRC_ACCESS_MODE_PA)
+		return 0;
+	return vhca_mkey_xlt_check(vdev, ctx);
 }
 
 /* Everything in the slot but the state byte, reserved bytes zeroed. */
@@ -93,10 +102,34 @@ static void vhca_mkc_write_fields(void __iomem *slot,
 }
 
 /*
+ * Revoke a slot that is not INVALID. A VALID slot may have walkers inside
+ * it, reading its fields and entries and copying: wait for them, so none
+ * mixes the old context with the new one. A FREE slot has none, as
+ * walkers only stay in VALID slots.
+ */
+static void vhca_mkc_revoke(struct vhca_dev *vdev, u32 index)
+{
+	void __iomem *slot = vhca_mkc_slot(vdev, index);
+	u8 state = readb(slot + VHCA_MKC_STATE);
+
+	if (state == MRC_MKEY_INVALID)
+		return;
+
+	writeb(MRC_MKEY_INVALID, slot + VHCA_MKC_STATE);
+	if (state == MRC_MKEY_VALID) {
+		vhca_mkey_drain(vdev, index);
+		return;
+	}
+	/* The revocation lands before any field of the new context. */
+	wmb();
+}
+
+/*
  * Encode @ctx into slot @index so that the device never sees half a key:
- * a slot that is not INVALID is revoked first, then every field but the
- * state is written, and the state byte goes last, behind a write barrier.
- * A rejected context leaves the slot untouched.
+ * a slot that is not INVALID is revoked first (and drained of walkers),
+ * then every field but the state is written, and the state byte goes
+ * last, behind a write barrier. A rejected context leaves the slot
+ * untouched.
  */
 static int vhca_write_mkey(struct mrc_device *mdev, u32 index,
 			   const struct mrc_mkey_ctx *ctx)
@@ -113,12 +146,8 @@ static int vhca_write_mkey(struct mrc_device *mdev, u32 index,
 		return err;
 	}
 
+	vhca_mkc_revoke(vdev, index);
 	slot = vhca_mkc_slot(vdev, index);
-	if (readb(slot + VHCA_MKC_STATE) != MRC_MKEY_INVALID) {
-		writeb(MRC_MKEY_INVALID, slot + VHCA_MKC_STATE);
-		/* The revocation lands before any field of the new context. */
-		wmb();
-	}
 	vhca_mkc_write_fields(slot, ctx);
 	/* Pairs with the rmb() in vhca_read_mkey(): fields before state. */
 	wmb();
@@ -130,21 +159,23 @@ static int vhca_write_mkey(struct mrc_device *mdev, u32 index,
 }
 
 /*
- * Revoke slot @index. Nothing in the device can use a slot yet, so once
- * the INVALID state is visible no new access can start through it.
- * When the DMA engine lands, this also waits for the engine users that
- * resolved the key before the revocation (the WRs in flight on it).
+ * Revoke slot @index: once the INVALID state is visible no walker can
+ * enter the slot, and the walkers already inside it (which saw it VALID)
+ * are waited for, so on return the caller may unmap and free whatever the
+ * context and its translation named. Work requests that resolved the key
+ * earlier and will walk it again later are the engine's to drain.
  */
 static int vhca_invalidate_mkey(struct mrc_device *mdev, u32 index)
 {
 	struct vhca_dev *vdev = mdev_to_vhca(mdev);
+	void __iomem *slot;
 
 	if (!vhca_mkey_index_valid(vdev, index))
 		return -EINVAL;
 
-	writeb(MRC_MKEY_INVALID, vhca_mkc_slot(vdev, index) + VHCA_MKC_STATE);
-	/* The revocation is visible before the caller frees the translation. */
-	wmb();
+	slot = vhca_mkc_slot(vdev, index);
+	writeb(MRC_MKEY_INVALID, slot + VHCA_MKC_STATE);
+	vhca_mkey_drain(vdev, index);
 
 	vhca_dbg_mkey(vdev, index, "invalidated\n");
 	return 0;
@@ -183,8 +214,10 @@ const struct mrc_hw_ops vhca_hw_ops = {
  *
  * Reads the state first and the other fields after a read barrier, so a
  * state other than INVALID comes with the fields it published. Only the
- * device side (the debugfs dump, the DMA engine) calls this; it never
- * consults mrcore's CPU-side structures.
+ * device side (the walker, the debugfs dumps) calls this; it never
+ * consults mrcore's CPU-side structures. A slot may be rewritten while it
+ * is read: only a walker holding the slot (vhca_mkey_get()) is sure that
+ * a VALID state came with that context's own fields.
  *
  * Context: any context.
  * Return: 0, or -EINVAL if @index is not a slot of @vdev.
@@ -275,99 +308,16 @@ static const char *vhca_name_of(const char *const *names, size_t num, u8 v)
 	return v < num && names[v] ? names[v] : "?";
 }
 
-/*
- * The "mkeys" file lists every slot that is not INVALID, decoded from
- * device memory. A seq_file position is a slot index; slot 0 is never
- * used, so position 0 stands for the header line.
- */
-static void *vhca_mkeys_seq_find(struct seq_file *m, loff_t *pos)
+/* The name of a context state, "?" for an unknown one. */
+const char *vhca_mkey_state_name(u8 state)
 {
-	struct vhca_dev *vdev = m->private;
-
-	for (; *pos < vdev->mdev.caps.max_mkeys; ++*pos) {
-		void __iomem *slot = vhca_mkc_slot(vdev, *pos);
-
-		if (readb(slot + VHCA_MKC_STATE) != MRC_MKEY_INVALID)
-			return pos;
-	}
-	return NULL;
+	return vhca_name_of(vhca_mkey_state_names,
+			    ARRAY_SIZE(vhca_mkey_state_names), state);
 }
 
-static void *vhca_mkeys_seq_start(struct seq_file *m, loff_t *pos)
+/* The name of an access mode, "?" for an unknown one. */
+const char *vhca_access_mode_name(u8 mode)
 {
-	if (!*pos)
-		return SEQ_START_TOKEN;
-	return vhca_mkeys_seq_find(m, pos);
-}
-
-static void *vhca_mkeys_seq_next(struct seq_file *m, void *v, loff_t *pos)
-{
-	++*pos;
-	return vhca_mkeys_seq_find(m, pos);
-}
-
-static void vhca_mkeys_seq_stop(struct seq_file *m, void *v)
-{
-}
-
-static int vhca_mkeys_seq_show(struct seq_file *m, void *v)
-{
-	struct vhca_dev *vdev = m->private;
-	struct mrc_mkey_ctx ctx;
-
-	if (v == SEQ_START_TOKEN) {
-		seq_puts(m, "index    key        state   mode pdn      access     iova               length             xlt_offset         xlt_entries\n");
-		return 0;
-	}
-
-	if (vhca_read_mkey(vdev, *(loff_t *)v, &ctx) ||
-	    ctx.state == MRC_MKEY_INVALID)
-		return SEQ_SKIP;
-
-	seq_printf(m, "%-8u 0x%08x %-7s %-4s %-8u 0x%08x 0x%016llx 0x%016llx 0x%016llx %u\n",
-		   (u32)*(loff_t *)v, ctx.key,
-		   vhca_name_of(vhca_mkey_state_names,
-				ARRAY_SIZE(vhca_mkey_state_names), ctx.state),
-		   vhca_name_of(vhca_access_mode_names,
-				ARRAY_SIZE(vhca_access_mode_names),
-				ctx.access_mode),
-		   ctx.pdn, ctx.access, ctx.iova, ctx.length, ctx.xlt_offset,
-		   ctx.xlt_entries);
-	return 0;
-}
-
-static const struct seq_operations vhca_mkeys_sops = {
-	.start = vhca_mkeys_seq_start,
-	.next = vhca_mkeys_seq_next,
-	.stop = vhca_mkeys_seq_stop,
-	.show = vhca_mkeys_seq_show,
-};
-
-DEFINE_SEQ_ATTRIBUTE(vhca_mkeys);
-
-/**
- * vhca_debugfs_init - add /sys/kernel/debug/vhca/<name>/mkeys
- * @vdev: the device; its memory is allocated
- * @root: the driver's debugfs directory
- *
- * The file shows live keys, rkeys included, so only root may read it.
- * debugfs failures are not fatal: the device works without its files.
- */
-void vhca_debugfs_init(struct vhca_dev *vdev, struct dentry *root)
-{
-	vdev->debugfs = debugfs_create_dir(vdev->name, root);
-	debugfs_create_file("mkeys", 0400, vdev->debugfs, vdev,
-			    &vhca_mkeys_fops);
-}
-
-/**
- * vhca_debugfs_fini - remove a device's debugfs directory
- * @vdev: the device
- *
- * Waits for open readers, so device memory may be freed afterwards.
- */
-void vhca_debugfs_fini(struct vhca_dev *vdev)
-{
-	debugfs_remove_recursive(vdev->debugfs);
-	vdev->debugfs = NULL;
+	return vhca_name_of(vhca_access_mode_names,
+			    ARRAY_SIZE(vhca_access_mode_names), mode);
 }

@@ -3,13 +3,14 @@
  * vhca verbs: the ib_device, its hardware bring-up (device memory, the
  * platform device DMA is mapped on, the mrcore device) and its ops.
  *
- * This slice implements device and port queries and PDs. The other ops
- * ib_core requires of a kernel verbs provider exist and fail with
- * -EOPNOTSUPP until the engine lands; their destroy counterparts succeed,
- * as no such object can exist.
+ * This slice implements device and port queries, PDs and memory regions
+ * (mr.c). The other ops ib_core requires of a kernel verbs provider exist
+ * and fail with -EOPNOTSUPP until the engine lands; their destroy
+ * counterparts succeed, as no such object can exist.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/dma-map-ops.h>
 #include <linux/dma-mapping.h>
 #include <linux/log2.h>
 #include <linux/platform_device.h>
@@ -54,6 +55,13 @@ static int vhca_query_device(struct ib_device *ibdev,
 	attr->vendor_id = VHCA_VENDOR_ID;
 	attr->vendor_part_id = VHCA_VENDOR_PART_ID;
 	attr->hw_ver = VHCA_HW_VER;
+	/*
+	 * Only what works today: no ODP, fast registration or SG_GAPS MRs
+	 * yet, so neither IBK_ON_DEMAND_PAGING, IBK_SG_GAPS_REG nor
+	 * IB_DEVICE_MEM_MGT_EXTENSIONS.
+	 */
+	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_PORT_ACTIVE_EVENT;
 	attr->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG;
 	/* Slot 0 is never used and the local DMA key holds another. */
 	attr->max_mr = caps->max_mkeys - 2;
@@ -164,6 +172,24 @@ static int vhca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
+/**
+ * vhca_pd_pdn - the PD number behind a PD of a vhca device
+ * @ibpd: a PD
+ *
+ * The number the device compares with a context's PD, as the engine will
+ * for a QP's PD.
+ *
+ * Return: the PD number, or 0 (which matches no PD's contexts) if @ibpd
+ * is not a vhca PD.
+ */
+u32 vhca_pd_pdn(struct ib_pd *ibpd)
+{
+	if (!vhca_is_vhca(ibpd->device))
+		return 0;
+	return to_vhca_pd(ibpd)->base_pd.pdn;
+}
+EXPORT_SYMBOL_GPL(vhca_pd_pdn);
+
 static int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			  struct ib_udata *udata)
 {
@@ -218,33 +244,12 @@ static int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	return -EOPNOTSUPP;
 }
 
-/*
- * Kernel PDs use the device's local DMA key (IBK_LOCAL_DMA_LKEY), so
- * ib_alloc_pd() only asks for a DMA MR with IB_PD_UNSAFE_GLOBAL_RKEY.
- */
-static struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start,
-				      u64 length, u64 iova, int access,
-				      struct ib_udata *udata)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-/* No MR can be created yet, so there is never one to deregister. */
-static int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
-{
-	return 0;
-}
-
 static void vhca_hw_fini(struct vhca_dev *vdev)
 {
 	vhca_debugfs_fini(vdev);
 	mrc_unregister_device(&vdev->mdev);
 	platform_device_unregister(vdev->pdev);
+	vhca_walker_fini(vdev);
 	vhca_devmem_fini(vdev);
 }
 
@@ -276,6 +281,7 @@ static const struct ib_device_ops vhca_dev_ops = {
 	.dereg_mr = vhca_dereg_mr,
 	.destroy_cq = vhca_destroy_cq,
 	.destroy_qp = vhca_destroy_qp,
+	.fill_res_mr_entry = vhca_fill_res_mr_entry,
 	.get_dev_fw_str = vhca_get_dev_fw_str,
 	.get_dma_mr = vhca_get_dma_mr,
 	.get_link_layer = vhca_get_link_layer,
@@ -289,11 +295,23 @@ static const struct ib_device_ops vhca_dev_ops = {
 	.query_port = vhca_query_port,
 	.reg_user_mr = vhca_reg_user_mr,
 	.req_notify_cq = vhca_req_notify_cq,
+	.rereg_user_mr = vhca_rereg_user_mr,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, vhca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vhca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, vhca_qp, ibqp),
 };
+
+/**
+ * vhca_is_vhca - is this ib_device a vhca?
+ * @ibdev: any ib_device
+ *
+ * Return: true if @ibdev was set up by this driver.
+ */
+bool vhca_is_vhca(struct ib_device *ibdev)
+{
+	return ibdev->ops.dealloc_driver == vhca_dealloc_driver;
+}
 
 /**
  * vhca_dev_alloc - allocate a device bound to a netdev
@@ -360,11 +378,25 @@ static struct platform_device *vhca_pdev_create(void)
 
 	/* The engine walks translations; it has no DMA segment limit. */
 	err = dma_set_max_seg_size(&pdev->dev, SZ_2G);
-	if (err) {
-		platform_device_unregister(pdev);
-		return ERR_PTR(err);
+	if (err)
+		goto out_unregister;
+
+	/*
+	 * The walker turns DMA addresses back into pages with dma_to_phys(),
+	 * which only holds for dma-direct (swiotlb included). An IOMMU or
+	 * another dma_map_ops would give addresses it cannot follow.
+	 */
+	if (get_dma_ops(&pdev->dev)) {
+		pr_err("DMA for %s is not dma-direct; the DMA engine needs it\n",
+		       dev_name(&pdev->dev));
+		err = -EOPNOTSUPP;
+		goto out_unregister;
 	}
 	return pdev;
+
+out_unregister:
+	platform_device_unregister(pdev);
+	return ERR_PTR(err);
 }
 
 /**
@@ -372,12 +404,15 @@ static struct platform_device *vhca_pdev_create(void)
  * @vdev: the device
  * @debugfs_root: where the device's debugfs directory goes
  *
- * Allocates device memory, registers the platform device DMA is mapped
- * on, registers the mrcore device (which writes the local DMA key into
- * device memory) and adds the debugfs files. Undone by dealloc_driver
- * once vhca_ib_register() is called; undoes itself on failure.
+ * Allocates device memory and the walkers' per-slot counts, registers the
+ * platform device DMA is mapped on, registers the mrcore device (which
+ * writes the local DMA key into device memory), latches that key as the
+ * device's reserved lkey and adds the debugfs files. Undone by
+ * dealloc_driver once vhca_ib_register() is called; undoes itself on
+ * failure.
  *
- * Return: 0 or a negative errno.
+ * Return: 0 or a negative errno: -ENOMEM, -EOPNOTSUPP when DMA to the
+ * platform device is not dma-direct, or mrcore's error.
  */
 int vhca_hw_init(struct vhca_dev *vdev, struct dentry *debugfs_root)
 {
@@ -388,10 +423,14 @@ int vhca_hw_init(struct vhca_dev *vdev, struct dentry *debugfs_root)
 	if (err)
 		return err;
 
+	err = vhca_walker_init(vdev);
+	if (err)
+		goto out_devmem;
+
 	pdev = vhca_pdev_create();
 	if (IS_ERR(pdev)) {
 		err = PTR_ERR(pdev);
-		goto out_devmem;
+		goto out_walker;
 	}
 	vdev->pdev = pdev;
 	vdev->mdev.dma_dev = &pdev->dev;
@@ -399,12 +438,15 @@ int vhca_hw_init(struct vhca_dev *vdev, struct dentry *debugfs_root)
 	err = mrc_register_device(&vdev->mdev);
 	if (err)
 		goto out_pdev;
+	vdev->rsvd_lkey = vdev->mdev.local_dma_lkey;
 
 	vhca_debugfs_init(vdev, debugfs_root);
 	return 0;
 
 out_pdev:
 	platform_device_unregister(pdev);
+out_walker:
+	vhca_walker_fini(vdev);
 out_devmem:
 	vhca_devmem_fini(vdev);
 	return err;

@@ -63,6 +63,14 @@
 #define VHCA_MKC_XLT_ENTRIES	0x28	/* u32: MTT/KLM entry count */
 #define VHCA_MKC_RSVD1		0x2c	/* to the end of the slot: zero */
 
+/*
+ * The walker follows a KLM entry into the key it names, and that key's
+ * translation into the next one, at most this many levels deep. Today a
+ * KLM entry may only name the local DMA key (a PA-mode leaf), so walks
+ * are two levels: the MR's key, then the local DMA key.
+ */
+#define VHCA_WALK_MAX_DEPTH	4
+
 /**
  * struct vhca_devmem - the device memory region
  * @base: start of the region; only ever reached through io accessors
@@ -86,6 +94,10 @@ struct vhca_devmem {
  * @ndev: the bound netdev, held through @ndev_tracker until dealloc_driver
  * @ndev_tracker: tracks our reference on @ndev
  * @port_state: port state last reported by an event; protected by RTNL
+ * @rsvd_lkey: the key the device treats as its local DMA key; latched at
+ *	bring-up from mrcore's registration, as a firmware's reserved lkey
+ * @mkey_users: per context slot, walkers between looking the slot up and
+ *	finishing their copy (walker.c); invalidation waits for zero
  * @debugfs: /sys/kernel/debug/vhca/<name>/, or NULL or an error pointer
  * @list: entry on the live or the dead device list; protected by
  *	vhca_list_lock (main.c)
@@ -99,6 +111,8 @@ struct vhca_dev {
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
 	enum ib_port_state port_state;
+	u32 rsvd_lkey;
+	atomic_t *mkey_users;
 	struct dentry *debugfs;
 	struct list_head list;
 	char name[IB_DEVICE_NAME_MAX];
@@ -130,6 +144,16 @@ struct vhca_qp {
 	struct ib_qp ibqp;
 };
 
+/**
+ * struct vhca_mr - a memory region
+ * @ibmr: ib_core's MR; first, and allocated by the driver in 6.1
+ * @base_mr: mrcore's MR, which owns the key, the translation and the pins
+ */
+struct vhca_mr {
+	struct ib_mr ibmr;
+	struct mrc_mr *base_mr;
+};
+
 static inline struct vhca_dev *to_vhca_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct vhca_dev, ibdev);
@@ -145,6 +169,11 @@ static inline struct vhca_pd *to_vhca_pd(struct ib_pd *ibpd)
 	return container_of(ibpd, struct vhca_pd, ibpd);
 }
 
+static inline struct vhca_mr *to_vhca_mr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct vhca_mr, ibmr);
+}
+
 #define vhca_dbg(vdev, fmt, ...)					\
 	ibdev_dbg(&(vdev)->ibdev, "%s: " fmt, __func__, ##__VA_ARGS__)
 
@@ -154,6 +183,15 @@ do {									\
 									\
 	ibdev_dbg(__pd->ibpd.device, "PD[%u] %s: " fmt,			\
 		  __pd->base_pd.pdn, __func__, ##__VA_ARGS__);		\
+} while (0)
+
+#define vhca_dbg_mr(mr, fmt, ...)					\
+do {									\
+	const struct vhca_mr *__mr = (mr);				\
+									\
+	ibdev_dbg(&mdev_to_vhca(__mr->base_mr->mdev)->ibdev,		\
+		  "MR[0x%08x] %s: " fmt, __mr->base_mr->key, __func__,	\
+		  ##__VA_ARGS__);					\
 } while (0)
 
 /*

@@ -20,6 +20,8 @@
 #include <linux/idr.h>
 
 struct device;
+struct scatterlist;
+struct sg_table;
 struct dentry;
 struct mrc_device;
 
@@ -143,7 +145,12 @@ struct mrc_mkey_ctx {
  *	translation entries and the context that makes them reachable.
  * @invalidate_mkey: make slot @index unusable (state INVALID) and return only
  *	when the device can no longer start an access through it.
- * @write_mkey: write @ctx into context slot @index.
+ * @write_mkey: write @ctx into context slot @index, so that the device sees
+ *	either the slot's previous context or all of @ctx, never a mix. If the
+ *	slot held a usable context (rereg switches a live key this way), return
+ *	only when no device access that resolved the previous context is still
+ *	running, as for @invalidate_mkey: the caller frees what the previous
+ *	context reached as soon as this returns.
  * @write_xlt: copy @len bytes of encoded entries to byte @offset of the
  *	translation area.
  *
@@ -179,6 +186,30 @@ struct mrc_xlt_buddy {
 	unsigned int *num_free;
 };
 
+enum mrc_mr_type {
+	MRC_MR_DMA,		/* all memory, PA access mode */
+	MRC_MR_PHYS,		/* caller's list of DMA address ranges */
+	MRC_MR_SG,		/* caller's DMA-mapped sg_table */
+	MRC_MR_USER,		/* pinned and DMA-mapped user memory */
+	MRC_MR_NUM_TYPES	/* keep me last */
+};
+
+/*
+ * The stages of a registration that failure injection can fail, in the
+ * order a user MR passes them. Documentation/mrcore/testing.rst has the
+ * debugfs knob ("fail_stage") and the errno each stage fails with.
+ */
+enum mrc_stage {
+	MRC_STAGE_PIN,		/* pin_user_pages of a user MR */
+	MRC_STAGE_SG_ALLOC,	/* appending pinned pages to its sg_table */
+	MRC_STAGE_DMA_MAP,	/* dma_map_sgtable of its table */
+	MRC_STAGE_KEY_ALLOC,	/* mkey allocation */
+	MRC_STAGE_XLT_ALLOC,	/* translation-area allocation */
+	MRC_STAGE_WRITE_XLT,	/* ops->write_xlt of one chunk of entries */
+	MRC_STAGE_WRITE_MKEY,	/* ops->write_mkey of the context */
+	MRC_NUM_STAGES		/* keep me last */
+};
+
 /**
  * struct mrc_device - one device registered by a backend
  * @name: for messages; owned by the backend
@@ -202,6 +233,13 @@ struct mrc_xlt_buddy {
  * @stats_mkey_allocs: keys ever allocated
  * @stats_misuse: caller bugs caught: frees of stale, freed or invalid keys,
  *	PDs and translation pieces
+ * @num_mrs: live memory regions
+ * @num_mrs_type: live memory regions per enum mrc_mr_type
+ * @pages_pinned: PAGE_SIZE pages pinned by live user MRs
+ * @stats_mr_regs: memory regions ever registered
+ * @stats_mr_reregs: successful re-registrations
+ * @inject: armed failure injection, 0 when disarmed; see mrc_inject()
+ * @stats_injected: failures injected, per enum mrc_stage
  * @debugfs: this device's debugfs directory, or NULL
  */
 struct mrc_device {
@@ -224,6 +262,13 @@ struct mrc_device {
 	atomic64_t stats_pd_allocs;
 	atomic64_t stats_mkey_allocs;
 	atomic64_t stats_misuse;
+	atomic_t num_mrs;
+	atomic_t num_mrs_type[MRC_MR_NUM_TYPES];
+	atomic64_t pages_pinned;
+	atomic64_t stats_mr_regs;
+	atomic64_t stats_mr_reregs;
+	atomic_t inject;
+	atomic64_t stats_injected[MRC_NUM_STAGES];
 	struct dentry *debugfs;
 };
 
@@ -264,5 +309,166 @@ void *mrc_mkey_owner(struct mrc_device *mdev, u32 key);
 /* xlt.c */
 int mrc_xlt_alloc(struct mrc_device *mdev, u64 bytes, struct mrc_xlt *xlt);
 void mrc_xlt_free(struct mrc_device *mdev, struct mrc_xlt *xlt);
+
+/*
+ * Memory regions.
+ *
+ * Every registration validates its arguments before it allocates, builds
+ * the translation in a CPU buffer, copies it to the translation area with
+ * write_xlt, issues one fence and writes the mkey context last. lkey and
+ * rkey are the same key. Documentation/mrcore/registration.rst has the
+ * details and the errno of every call.
+ */
+
+/*
+ * Registration-only access bits (never stored in a device context).
+ * MRC_ACCESS_ON_DEMAND is known but not supported yet: -EOPNOTSUPP.
+ */
+#define MRC_ACCESS_ZERO_BASED		BIT(5)
+#define MRC_ACCESS_ON_DEMAND		BIT(6)
+#define MRC_ACCESS_HUGETLB		BIT(7)
+#define MRC_ACCESS_RELAXED_ORDERING	BIT(20)
+#define MRC_ACCESS_SUPPORTED	(MRC_ACCESS_LOCAL_WRITE |		\
+				 MRC_ACCESS_REMOTE_WRITE |		\
+				 MRC_ACCESS_REMOTE_READ |		\
+				 MRC_ACCESS_REMOTE_ATOMIC |		\
+				 MRC_ACCESS_MW_BIND |			\
+				 MRC_ACCESS_ZERO_BASED |		\
+				 MRC_ACCESS_HUGETLB |			\
+				 MRC_ACCESS_RELAXED_ORDERING)
+/* The bits a device context carries. */
+#define MRC_ACCESS_HW_MASK	(MRC_ACCESS_LOCAL_WRITE |		\
+				 MRC_ACCESS_REMOTE_WRITE |		\
+				 MRC_ACCESS_REMOTE_READ |		\
+				 MRC_ACCESS_REMOTE_ATOMIC |		\
+				 MRC_ACCESS_MW_BIND)
+/*
+ * Rights that let the device, or a window bound to the MR, modify memory:
+ * the MR's pages are pinned writable and its MTT entries carry
+ * MRC_MTT_WRITE (ib_access_writable() in ib_verbs.h counts the same bits).
+ */
+#define MRC_ACCESS_WRITABLE	(MRC_ACCESS_LOCAL_WRITE |		\
+				 MRC_ACCESS_REMOTE_WRITE |		\
+				 MRC_ACCESS_REMOTE_ATOMIC |		\
+				 MRC_ACCESS_MW_BIND)
+
+static inline bool mrc_access_writable(u32 access)
+{
+	return access & MRC_ACCESS_WRITABLE;
+}
+
+/*
+ * MTT entry: little-endian u64, the DMA address of one page of the MR's
+ * page size (at least 4 KiB, so the low 12 bits are free) | R/W enable.
+ */
+#define MRC_MTT_READ		BIT_ULL(0)
+#define MRC_MTT_WRITE		BIT_ULL(1)
+#define MRC_MTT_ADDR_MASK	(~0xfffULL)
+#define MRC_MTT_MIN_PAGE_SHIFT	12
+
+/**
+ * struct mrc_klm - one KLM entry as it sits in the translation area
+ * @bcount: bytes this entry covers, 1 .. MRC_KLM_MAX_BCOUNT
+ * @key: key the bytes are reached through (the local DMA key for plain
+ *	DMA addresses, another MR's key for indirect keys)
+ * @addr: address within @key: a DMA address under the local DMA key
+ *
+ * The entries of a KLM-mode key are laid end to end: entry i covers the
+ * @bcount bytes that follow those of entries 0 .. i - 1, starting at the
+ * context's iova.
+ */
+struct mrc_klm {
+	__le32 bcount;
+	__le32 key;
+	__le64 addr;
+};
+
+/* mrcore splits longer contiguous runs into entries of at most this. */
+#define MRC_KLM_MAX_BCOUNT	BIT(31)
+
+/**
+ * struct mrc_phys_buf - one range of a physical MR
+ * @addr: DMA address
+ * @size: bytes
+ */
+struct mrc_phys_buf {
+	u64 addr;
+	u64 size;
+};
+
+struct mrc_umem;
+
+/**
+ * struct mrc_mr - a memory region, allocated by mrcore
+ * @mdev: device
+ * @pd: protection domain
+ * @type: enum mrc_mr_type
+ * @key: lkey == rkey; kept across rereg
+ * @access: MRC_ACCESS_* as registered
+ * @iova: first address the key covers (0 for ZERO_BASED)
+ * @length: bytes covered
+ * @page_shift: MTT page size (MTT mode), 0 otherwise
+ * @mode: enum mrc_access_mode of the context
+ * @nentries: MTT or KLM entries written
+ * @xlt: translation area holding them (size 0 for PA mode)
+ * @umem: pinned user memory (MRC_MR_USER)
+ * @bufs: mrcore's copy of the ranges (MRC_MR_PHYS), to rebuild entries
+ * @nbufs: entries of @bufs
+ * @sgt: the caller's table (MRC_MR_SG); it must stay mapped until dereg
+ * @num_mw: bound memory windows; dereg fails -EBUSY while non-zero
+ * @lock: serialises rereg and dereg of this MR
+ * @rcu: the MR is the owner of its key, so it is freed after a grace period
+ *
+ * Everything but @num_mw is written only under @lock, by rereg; readers
+ * that do not hold @lock see the values of the registration that was live
+ * when they looked the key up, or of a later one.
+ */
+struct mrc_mr {
+	struct mrc_device *mdev;
+	struct mrc_pd *pd;
+	enum mrc_mr_type type;
+	u32 key;
+	u32 access;
+	u64 iova;
+	u64 length;
+	u8 page_shift;
+	u8 mode;
+	u32 nentries;
+	struct mrc_xlt xlt;
+	struct mrc_umem *umem;
+	struct mrc_phys_buf *bufs;
+	unsigned int nbufs;
+	struct sg_table *sgt;
+	atomic_t num_mw;
+	struct mutex lock;	/* protects rereg/dereg of this MR */
+	struct rcu_head rcu;
+};
+
+/* Rereg flags: the IB_MR_REREG_* values. */
+#define MRC_REREG_TRANS		BIT(0)
+#define MRC_REREG_PD		BIT(1)
+#define MRC_REREG_ACCESS	BIT(2)
+#define MRC_REREG_SUPPORTED	(MRC_REREG_TRANS | MRC_REREG_PD |	\
+				 MRC_REREG_ACCESS)
+
+/* access.c */
+int mrc_check_access(u32 access);
+
+/* translate.c */
+unsigned long mrc_best_page_size(struct scatterlist *sgl, unsigned int nents,
+				 u64 iova, unsigned long pgsz_bitmap);
+
+/* mr.c */
+struct mrc_mr *mrc_reg_dma_mr(struct mrc_pd *pd, u32 access);
+struct mrc_mr *mrc_reg_phys_mr(struct mrc_pd *pd,
+			       const struct mrc_phys_buf *bufs,
+			       unsigned int nbufs, u64 iova, u32 access);
+struct mrc_mr *mrc_reg_sg_mr(struct mrc_pd *pd, struct sg_table *sgt,
+			     u64 iova, u64 length, u32 access);
+struct mrc_mr *mrc_reg_user_mr(struct mrc_pd *pd, u64 start, u64 length,
+			       u64 iova, u32 access);
+int mrc_rereg_user_mr(struct mrc_mr *mr, int flags, struct mrc_pd *pd,
+		      u64 start, u64 length, u64 iova, u32 access);
+int mrc_dereg_mr(struct mrc_mr *mr);
 
 #endif /* _RDMA_MRCORE_H */

@@ -81,6 +81,15 @@ load_mrcore() {
 	fi
 }
 
+# The test device /dev/mrcore_test, out-of-tree build or the kernel's own.
+load_mrcore_test() {
+	if [ -f $MRC_KO/mrcore_test.ko ]; then
+		insmod $MRC_KO/mrcore_test.ko
+	else
+		modprobe mrcore_test
+	fi
+}
+
 unload_mrcore() {
 	rmmod vhca || return 1
 	builtin_module mrcore || rmmod mrcore

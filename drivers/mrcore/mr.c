@@ -1,0 +1,878 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mrcore: memory regions.
+ *
+ * Every registration runs the same sequence: validate everything that can
+ * be validated without allocating; allocate the key (its owner is the MR);
+ * plan the translation and write its entries, built chunk by chunk in a
+ * CPU buffer, to fresh translation space with write_xlt; fence once; write
+ * the mkey context last. A failure at any step undoes the earlier ones in
+ * reverse order, so a failed registration leaves no key, no translation
+ * space, no pin and no context behind. Tests fail each step on purpose
+ * through mrc_inject() (the stages of enum mrc_stage).
+ *
+ * Rereg never touches the live translation: a new one goes to fresh space
+ * and the context is switched in one write_mkey, which returns only when
+ * nothing uses the old context any more; only then is the old translation
+ * freed. Until that write succeeds the old registration is untouched, so
+ * every failure leaves it valid and usable.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/export.h>
+#include <linux/mm.h>
+#include <linux/rcupdate.h>
+#include <linux/scatterlist.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "mrcore_loc.h"
+
+/* Debug messages name the MR's key and the function. */
+#define mrc_dbg_mr(mr, fmt, ...)					\
+	do {								\
+		const struct mrc_mr *__mr = (mr);			\
+									\
+		mrc_dbg(__mr->mdev, "MR[0x%08x] %s: " fmt, __mr->key,	\
+			__func__, ##__VA_ARGS__);			\
+	} while (0)
+
+static unsigned int mrc_entry_size(u8 mode)
+{
+	return mode == MRC_ACCESS_MODE_MTT ? MRC_MTT_ENTRY_SIZE :
+					     MRC_KLM_ENTRY_SIZE;
+}
+
+/*
+ * The backend writes, each a failure-injection stage: an injected failure
+ * is -EIO in place of the call, so the device is left as it was, as after
+ * a real failure of the op.
+ */
+static int mrc_write_xlt(struct mrc_device *mdev, u64 offset, const void *src,
+			 size_t len)
+{
+	if (mrc_inject(mdev, MRC_STAGE_WRITE_XLT))
+		return -EIO;
+	return mdev->ops->write_xlt(mdev, offset, src, len);
+}
+
+static int mrc_write_mkey(struct mrc_device *mdev, u32 key,
+			  const struct mrc_mkey_ctx *ctx)
+{
+	if (mrc_inject(mdev, MRC_STAGE_WRITE_MKEY))
+		return -EIO;
+	return mdev->ops->write_mkey(mdev, mrc_key_index(key), ctx);
+}
+
+/* Fill up to @n entries of @t into @buf; how many, or -EINVAL. */
+static int mrc_trans_fill(struct mrc_trans *t, struct mrc_mtt_builder *mtt,
+			  struct mrc_klm_builder *klm, void *buf, u32 n)
+{
+	if (t->mode == MRC_ACCESS_MODE_MTT)
+		return mrc_mtt_fill(mtt, buf, n);
+	return mrc_klm_fill(klm, buf, n);
+}
+
+/*
+ * Build the entries of @t in chunks of at most MRC_XLT_CHUNK_BYTES and copy
+ * each to the translation area at @t->xlt with write_xlt.
+ */
+static int mrc_trans_copy(struct mrc_device *mdev, struct mrc_trans *t)
+{
+	unsigned int esize = mrc_entry_size(t->mode);
+	u32 chunk = min_t(u32, t->nentries, MRC_XLT_CHUNK_BYTES / esize);
+	struct mrc_mtt_builder mtt;
+	struct mrc_klm_builder klm;
+	u64 offset = t->xlt.offset;
+	u32 left = t->nentries;
+	void *buf;
+	int ret = 0, n;
+
+	buf = kvmalloc_array(chunk, esize, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+
+	if (t->mode == MRC_ACCESS_MODE_MTT)
+		mrc_mtt_builder_init(&mtt, &t->segs, t->iova, t->page_shift,
+				     t->nentries, t->writable);
+	else
+		mrc_klm_builder_init(&klm, &t->segs, mdev->local_dma_lkey);
+
+	while (left) {
+		n = mrc_trans_fill(t, &mtt, &klm, buf, min(left, chunk));
+		/* The plan counted these entries: a shortfall is a bug. */
+		if (WARN_ON_ONCE(n <= 0)) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = mrc_write_xlt(mdev, offset, buf, (size_t)n * esize);
+		if (ret)
+			break;
+		offset += (u64)n * esize;
+		left -= n;
+		cond_resched();
+	}
+
+	kvfree(buf);
+	return ret;
+}
+
+/*
+ * Put a planned translation into fresh translation space and fence, so the
+ * entries are visible before any context that reaches them. PA mode has
+ * no entries. On failure nothing is held.
+ */
+static int mrc_trans_write(struct mrc_device *mdev, struct mrc_trans *t)
+{
+	int ret;
+
+	t->xlt.size = 0;
+	if (t->mode == MRC_ACCESS_MODE_PA)
+		return 0;
+
+	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC))
+		return -ENOSPC;
+	ret = mrc_xlt_alloc(mdev, (u64)t->nentries * mrc_entry_size(t->mode),
+			    &t->xlt);
+	if (ret)
+		return ret;
+
+	ret = mrc_trans_copy(mdev, t);
+	if (ret)
+		goto out_free_xlt;
+
+	mdev->ops->fence(mdev);
+	return 0;
+
+out_free_xlt:
+	mrc_xlt_free(mdev, &t->xlt);
+	return ret;
+}
+
+static void mrc_trans_free(struct mrc_device *mdev, struct mrc_trans *t)
+{
+	if (t->xlt.size)
+		mrc_xlt_free(mdev, &t->xlt);
+}
+
+static void mrc_ctx_fill(struct mrc_mkey_ctx *ctx, u32 key,
+			 const struct mrc_pd *pd, u32 access,
+			 const struct mrc_trans *t)
+{
+	*ctx = (struct mrc_mkey_ctx) {
+		.key = key,
+		.state = MRC_MKEY_VALID,
+		.access_mode = t->mode,
+		.page_shift = t->page_shift,
+		.pdn = pd->pdn,
+		.access = access & MRC_ACCESS_HW_MASK,
+		.iova = t->iova,
+		.length = t->length,
+		.xlt_offset = t->xlt.offset,
+		.xlt_entries = t->nentries,
+	};
+}
+
+static void mrc_mr_set_trans(struct mrc_mr *mr, const struct mrc_trans *t)
+{
+	mr->iova = t->iova;
+	mr->length = t->length;
+	mr->page_shift = t->page_shift;
+	mr->mode = t->mode;
+	mr->nentries = t->nentries;
+	mr->xlt = t->xlt;
+}
+
+/* The live translation of @mr, as a trans with nothing to write. */
+static void mrc_mr_get_trans(const struct mrc_mr *mr, struct mrc_trans *t)
+{
+	*t = (struct mrc_trans) {
+		.iova = mr->iova,
+		.length = mr->length,
+		.writable = mrc_access_writable(mr->access),
+		.mode = mr->mode,
+		.page_shift = mr->page_shift,
+		.nentries = mr->nentries,
+		.xlt = mr->xlt,
+	};
+}
+
+/* The memory behind @mr, to rebuild its entries. */
+static void mrc_mr_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it)
+{
+	switch (mr->type) {
+	case MRC_MR_PHYS:
+		mrc_seg_iter_phys(it, mr->bufs, mr->nbufs);
+		break;
+	case MRC_MR_SG:
+		mrc_seg_iter_sg(it, mr->sgt->sgl, mr->sgt->nents, 0,
+				mr->length);
+		break;
+	case MRC_MR_USER:
+		mrc_umem_segs(mr->umem, it);
+		break;
+	default:
+		mrc_seg_iter_phys(it, NULL, 0);
+		break;
+	}
+}
+
+static struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd, enum mrc_mr_type type,
+				   u32 access)
+{
+	struct mrc_mr *mr;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return NULL;
+
+	mr->mdev = pd->mdev;
+	mr->pd = pd;
+	mr->type = type;
+	mr->access = access;
+	atomic_set(&mr->num_mw, 0);
+	mutex_init(&mr->lock);
+	return mr;
+}
+
+/* Key lookups run under RCU and may still hold @mr: free after a grace. */
+static void mrc_mr_free(struct mrc_mr *mr)
+{
+	mutex_destroy(&mr->lock);
+	kfree_rcu(mr, rcu);
+}
+
+static void mrc_mr_count(struct mrc_mr *mr)
+{
+	struct mrc_device *mdev = mr->mdev;
+
+	atomic_inc(&mdev->num_mrs);
+	atomic_inc(&mdev->num_mrs_type[mr->type]);
+	atomic64_inc(&mdev->stats_mr_regs);
+}
+
+static void mrc_mr_uncount(struct mrc_mr *mr)
+{
+	atomic_dec(&mr->mdev->num_mrs_type[mr->type]);
+	atomic_dec(&mr->mdev->num_mrs);
+}
+
+/*
+ * Give @mr a key, write @t and then the context that makes both live.
+ * On failure everything this did is undone and @mr is left as it was.
+ */
+static int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t)
+{
+	struct mrc_device *mdev = mr->mdev;
+	struct mrc_mkey_ctx ctx;
+	int ret;
+
+	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC))
+		return -ENOSPC;
+	ret = mrc_mkey_alloc(mdev, mr, &mr->key);
+	if (ret)
+		return ret;
+
+	ret = mrc_trans_write(mdev, t);
+	if (ret)
+		goto out_free_key;
+
+	mrc_ctx_fill(&ctx, mr->key, mr->pd, mr->access, t);
+	/* A failed write leaves the slot as it was: INVALID. */
+	ret = mrc_write_mkey(mdev, mr->key, &ctx);
+	if (ret)
+		goto out_free_trans;
+
+	mrc_mr_set_trans(mr, t);
+	mrc_mr_count(mr);
+	mrc_dbg_mr(mr, "type %u mode %u shift %u entries %u\n", mr->type,
+		   mr->mode, mr->page_shift, mr->nentries);
+	return 0;
+
+out_free_trans:
+	mrc_trans_free(mdev, t);
+out_free_key:
+	mrc_mkey_free(mdev, mr->key);
+	mr->key = 0;
+	return ret;
+}
+
+static int mrc_check_pd(const struct mrc_pd *pd)
+{
+	return pd && pd->mdev && pd->pdn ? 0 : -EINVAL;
+}
+
+/* ZERO_BASED puts the first byte at address 0 of the key. */
+static u64 mrc_effective_iova(u64 iova, u32 access)
+{
+	return access & MRC_ACCESS_ZERO_BASED ? 0 : iova;
+}
+
+/**
+ * mrc_reg_dma_mr - register all of the device's DMA address space
+ * @pd: protection domain
+ * @access: MRC_ACCESS_* rights
+ *
+ * The key is a PA-mode context with iova 0 and length U64_MAX: an address
+ * through it is a DMA address. No translation is written, so no fence is
+ * issued; the context is the only write.
+ *
+ * Context: process context; may sleep.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access;
+ * -EOPNOTSUPP for ON_DEMAND; -ENOSPC when no key is free; -ENOMEM; or
+ * the error of ops->write_mkey.
+ */
+struct mrc_mr *mrc_reg_dma_mr(struct mrc_pd *pd, u32 access)
+{
+	struct mrc_trans t = {
+		.iova = 0,
+		.length = U64_MAX,
+		.writable = mrc_access_writable(access),
+		.mode = MRC_ACCESS_MODE_PA,
+	};
+	struct mrc_mr *mr;
+	int ret;
+
+	ret = mrc_check_pd(pd) ?: mrc_check_access(access);
+	if (ret)
+		return ERR_PTR(ret);
+
+	mr = mrc_mr_alloc(pd, MRC_MR_DMA, access);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	ret = mrc_mr_install(mr, &t);
+	if (ret)
+		goto out_free_mr;
+	return mr;
+
+out_free_mr:
+	mrc_mr_free(mr);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_dma_mr);
+
+/* Every range non-empty and not wrapping; the total does not wrap either. */
+static int mrc_check_phys(const struct mrc_phys_buf *bufs, unsigned int nbufs,
+			  u64 *length)
+{
+	u64 end, total = 0;
+	unsigned int i;
+
+	if (!bufs || !nbufs)
+		return -EINVAL;
+	for (i = 0; i < nbufs; i++) {
+		if (!bufs[i].size ||
+		    check_add_overflow(bufs[i].addr, bufs[i].size, &end) ||
+		    check_add_overflow(total, bufs[i].size, &total))
+			return -EINVAL;
+	}
+	*length = total;
+	return 0;
+}
+
+/**
+ * mrc_reg_phys_mr - register a list of DMA address ranges
+ * @pd: protection domain
+ * @bufs: the ranges, in the order the key's addresses run through them;
+ *	mrcore keeps its own copy
+ * @nbufs: entries of @bufs, at least 1
+ * @iova: address of the first byte (ignored with ZERO_BASED: 0)
+ * @access: MRC_ACCESS_* rights
+ *
+ * A list that some supported page size fits (see mrc_best_page_size()) is
+ * registered in MTT mode with the largest such size; any other list in
+ * KLM mode, one entry per contiguous run. The caller keeps the ranges
+ * mapped until mrc_dereg_mr() returns.
+ *
+ * Context: process context; may sleep.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, no ranges,
+ * an empty range, a range or total that wraps, or [iova, iova + length)
+ * running past U64_MAX; -EOPNOTSUPP for ON_DEMAND, or a list that needs
+ * KLM on a device without MRC_CAP_KLM; -ENOSPC when no key or not enough
+ * translation space is free; -ENOMEM; or the error of a backend op.
+ */
+struct mrc_mr *mrc_reg_phys_mr(struct mrc_pd *pd,
+			       const struct mrc_phys_buf *bufs,
+			       unsigned int nbufs, u64 iova, u32 access)
+{
+	struct mrc_trans t = {
+		.writable = mrc_access_writable(access),
+		.iova = mrc_effective_iova(iova, access),
+	};
+	struct mrc_mr *mr;
+	int ret;
+
+	ret = mrc_check_pd(pd) ?: mrc_check_access(access) ?:
+	      mrc_check_phys(bufs, nbufs, &t.length);
+	if (ret)
+		return ERR_PTR(ret);
+
+	/* Planned on the caller's array, to fail before allocating. */
+	mrc_seg_iter_phys(&t.segs, bufs, nbufs);
+	ret = mrc_trans_plan(pd->mdev, &t);
+	if (ret)
+		return ERR_PTR(ret);
+
+	mr = mrc_mr_alloc(pd, MRC_MR_PHYS, access);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->bufs = kvmalloc_array(nbufs, sizeof(*bufs), GFP_KERNEL);
+	if (!mr->bufs) {
+		ret = -ENOMEM;
+		goto out_free_mr;
+	}
+	memcpy(mr->bufs, bufs, nbufs * sizeof(*bufs));
+	mr->nbufs = nbufs;
+	mrc_seg_iter_phys(&t.segs, mr->bufs, nbufs);
+
+	ret = mrc_mr_install(mr, &t);
+	if (ret)
+		goto out_free_bufs;
+	return mr;
+
+out_free_bufs:
+	kvfree(mr->bufs);
+out_free_mr:
+	mrc_mr_free(mr);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_phys_mr);
+
+/**
+ * mrc_reg_sg_mr - register a caller's DMA-mapped scatterlist
+ * @pd: protection domain
+ * @sgt: the table, already DMA-mapped for the device (its DMA segments,
+ *	sgt->nents of them, are used); it must stay mapped and unchanged
+ *	until mrc_dereg_mr() returns
+ * @iova: address of the first byte (ignored with ZERO_BASED: 0)
+ * @length: bytes from the start of the table; at most the table's DMA
+ *	length
+ * @access: MRC_ACCESS_* rights
+ *
+ * MTT mode when a supported page size fits the first @length bytes,
+ * otherwise KLM mode.
+ *
+ * Context: process context; may sleep.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, no table, a
+ * zero @length or one beyond the table, or [iova, iova + length) running
+ * past U64_MAX; the other errors as mrc_reg_phys_mr().
+ */
+struct mrc_mr *mrc_reg_sg_mr(struct mrc_pd *pd, struct sg_table *sgt,
+			     u64 iova, u64 length, u32 access)
+{
+	struct mrc_trans t = {
+		.writable = mrc_access_writable(access),
+		.iova = mrc_effective_iova(iova, access),
+		.length = length,
+	};
+	struct mrc_mr *mr;
+	int ret;
+
+	ret = mrc_check_pd(pd) ?: mrc_check_access(access);
+	if (ret)
+		return ERR_PTR(ret);
+	if (!sgt || !sgt->sgl)
+		return ERR_PTR(-EINVAL);
+
+	mrc_seg_iter_sg(&t.segs, sgt->sgl, sgt->nents, 0, length);
+	ret = mrc_trans_plan(pd->mdev, &t);
+	if (ret)
+		return ERR_PTR(ret);
+
+	mr = mrc_mr_alloc(pd, MRC_MR_SG, access);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->sgt = sgt;
+
+	ret = mrc_mr_install(mr, &t);
+	if (ret)
+		goto out_free_mr;
+	return mr;
+
+out_free_mr:
+	mrc_mr_free(mr);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_sg_mr);
+
+/*
+ * The checks of a user range that need no allocation: the range itself,
+ * the key's range, and the page offset rule (an MTT entry maps a whole
+ * page, so the key's address must sit at the same offset in its page as
+ * the user address does).
+ */
+static int mrc_check_user_range(u64 start, u64 length, u64 iova)
+{
+	u64 end;
+	int ret;
+
+	ret = mrc_umem_check_range(start, length);
+	if (ret)
+		return ret;
+	if ((start ^ iova) & ~PAGE_MASK)
+		return -EINVAL;
+	if (check_add_overflow(iova, length, &end))
+		return -EINVAL;
+	return 0;
+}
+
+/* Plan the MTT of freshly pinned memory. */
+static int mrc_user_trans(struct mrc_device *mdev, struct mrc_umem *umem,
+			  u64 iova, u64 length, u32 access, struct mrc_trans *t)
+{
+	*t = (struct mrc_trans) {
+		.iova = iova,
+		.length = length,
+		.writable = mrc_access_writable(access),
+	};
+	mrc_umem_segs(umem, &t->segs);
+	return mrc_trans_plan(mdev, t);
+}
+
+/**
+ * mrc_reg_user_mr - pin and register memory of the calling process
+ * @pd: protection domain
+ * @start: user address of the first byte
+ * @length: bytes
+ * @iova: address of the first byte in the key's address space; its offset
+ *	in the page must equal @start's (ignored with ZERO_BASED, when the
+ *	address is 0 and @start must therefore be page aligned)
+ * @access: MRC_ACCESS_* rights; writable rights pin for write,
+ *	RELAXED_ORDERING maps with DMA_ATTR_WEAK_ORDERING, HUGETLB is
+ *	accepted (huge pages get large MTT pages whenever they are
+ *	physically contiguous and aligned, flag or not)
+ *
+ * The pages are charged to the process's pinned_vm against
+ * RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK, pinned (in parallel across
+ * CPUs from 1 GiB), DMA-mapped on the device's DMA device and registered
+ * in MTT mode with the largest page size the memory allows. The caller
+ * must not hold the mm's mmap_lock.
+ *
+ * Context: process context of the process that owns the memory; may
+ * sleep for long.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, a zero
+ * @length, a range or key range running past U64_MAX, more than UINT_MAX
+ * pages, or a page offset mismatch; -EOPNOTSUPP for ON_DEMAND; -EFAULT in
+ * a task without a user mm, or for memory that is not mapped, not
+ * readable, or (for a writable registration) not writable; -EPERM if the
+ * process may not lock memory; -ENOMEM over RLIMIT_MEMLOCK or out of
+ * memory; -EINTR on a fatal signal; -ENOSPC when no key or translation
+ * space is free; or the error of a backend op. Nothing stays pinned or
+ * charged after a failure.
+ */
+struct mrc_mr *mrc_reg_user_mr(struct mrc_pd *pd, u64 start, u64 length,
+			       u64 iova, u32 access)
+{
+	struct mrc_trans t;
+	struct mrc_mr *mr;
+	int ret;
+
+	iova = mrc_effective_iova(iova, access);
+	ret = mrc_check_pd(pd) ?: mrc_check_access(access) ?:
+	      mrc_check_user_range(start, length, iova);
+	if (ret)
+		return ERR_PTR(ret);
+
+	mr = mrc_mr_alloc(pd, MRC_MR_USER, access);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	mr->umem = mrc_umem_get(pd->mdev, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		ret = PTR_ERR(mr->umem);
+		goto out_free_mr;
+	}
+
+	ret = mrc_user_trans(pd->mdev, mr->umem, iova, length, access, &t);
+	if (ret)
+		goto out_release_umem;
+
+	ret = mrc_mr_install(mr, &t);
+	if (ret)
+		goto out_release_umem;
+	return mr;
+
+out_release_umem:
+	mrc_umem_release(mr->umem);
+out_free_mr:
+	mrc_mr_free(mr);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_user_mr);
+
+/**
+ * mrc_dereg_mr - deregister a memory region and free it
+ * @mr: a registered MR; not used by the caller after success
+ *
+ * The key is invalidated in the device first (ops->invalidate_mkey returns
+ * only once no device access through it is still running); then the
+ * translation space is freed, user memory unmapped, unpinned and
+ * uncharged, the key freed and @mr freed after an RCU grace period.
+ *
+ * Context: process context; may sleep.
+ * Return: 0; -EBUSY while memory windows are bound (nothing changes); or
+ * the error of ops->invalidate_mkey, after which the MR is still
+ * registered and usable and the call may be repeated.
+ */
+int mrc_dereg_mr(struct mrc_mr *mr)
+{
+	struct mrc_device *mdev = mr->mdev;
+	int ret;
+
+	mutex_lock(&mr->lock);
+	if (atomic_read(&mr->num_mw)) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+
+	ret = mdev->ops->invalidate_mkey(mdev, mrc_key_index(mr->key));
+	if (ret)
+		goto out_unlock;
+
+	if (mr->xlt.size)
+		mrc_xlt_free(mdev, &mr->xlt);
+	mrc_umem_release(mr->umem);
+	kvfree(mr->bufs);
+	mrc_mkey_free(mdev, mr->key);
+	mrc_mr_uncount(mr);
+	mrc_dbg_mr(mr, "deregistered\n");
+	mutex_unlock(&mr->lock);
+
+	mrc_mr_free(mr);
+	return 0;
+
+out_unlock:
+	mutex_unlock(&mr->lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mrc_dereg_mr);
+
+/**
+ * struct mrc_rereg - the registration a rereg switches to
+ * @pd: new (or unchanged) protection domain
+ * @access: new (or unchanged) access
+ * @umem: newly pinned memory, or NULL to keep the MR's
+ * @trans: the translation; written to fresh space if @new_trans
+ * @new_trans: @trans is new, not the MR's live one
+ */
+struct mrc_rereg {
+	struct mrc_pd *pd;
+	u32 access;
+	struct mrc_umem *umem;
+	struct mrc_trans trans;
+	bool new_trans;
+};
+
+/* The checks of a rereg that need no allocation. */
+static int mrc_rereg_check(struct mrc_mr *mr, int flags, struct mrc_pd *pd,
+			   u32 access)
+{
+	if (!flags || flags & ~MRC_REREG_SUPPORTED)
+		return -EINVAL;
+	if ((flags & MRC_REREG_PD) && (mrc_check_pd(pd) || pd->mdev != mr->mdev))
+		return -EINVAL;
+	if (flags & MRC_REREG_ACCESS)
+		return mrc_check_access(access);
+	return 0;
+}
+
+/*
+ * Pin the new memory if the rereg needs any: the new range for TRANS, or
+ * the same range again, writable, when ACCESS adds write rights to memory
+ * that was pinned read-only (ib_umem_check_rereg's rule). Such a re-pin
+ * that finds the memory not writable fails -EACCES.
+ */
+static int mrc_rereg_pin(struct mrc_mr *mr, int flags, u64 start, u64 length,
+			 struct mrc_rereg *new)
+{
+	struct mrc_umem *umem;
+
+	if (flags & MRC_REREG_TRANS) {
+		umem = mrc_umem_get(mr->mdev, start, length, new->access);
+	} else if (mr->type == MRC_MR_USER &&
+		   mrc_access_writable(new->access) &&
+		   !mrc_umem_writable(mr->umem)) {
+		umem = mrc_umem_get(mr->mdev, mrc_umem_start(mr->umem),
+				    mr->length, new->access);
+		if (PTR_ERR_OR_ZERO(umem) == -EFAULT)
+			umem = ERR_PTR(-EACCES);
+	} else {
+		return 0;
+	}
+
+	if (IS_ERR(umem))
+		return PTR_ERR(umem);
+	new->umem = umem;
+	return 0;
+}
+
+/*
+ * Plan the new translation. The entries change with new memory, and in
+ * MTT mode also when write rights come or go (entries carry the W bit);
+ * otherwise the live translation is kept as it is.
+ */
+static int mrc_rereg_plan(struct mrc_mr *mr, u64 iova, u64 length,
+			  struct mrc_rereg *new)
+{
+	bool writable = mrc_access_writable(new->access);
+	struct mrc_trans *t = &new->trans;
+
+	if (new->umem) {
+		new->new_trans = true;
+		return mrc_user_trans(mr->mdev, new->umem, iova, length,
+				      new->access, t);
+	}
+
+	mrc_mr_get_trans(mr, t);
+	if (mr->mode != MRC_ACCESS_MODE_MTT || t->writable == writable)
+		return 0;
+
+	new->new_trans = true;
+	t->writable = writable;
+	mrc_mr_segs(mr, &t->segs);
+	return mrc_trans_plan(mr->mdev, t);
+}
+
+/* Switch the live context to @new. Until this succeeds, nothing changed. */
+static int mrc_rereg_switch(struct mrc_mr *mr, struct mrc_rereg *new)
+{
+	struct mrc_device *mdev = mr->mdev;
+	struct mrc_mkey_ctx ctx;
+	int ret;
+
+	lockdep_assert_held(&mr->lock);
+
+	if (new->new_trans) {
+		ret = mrc_trans_write(mdev, &new->trans);
+		if (ret)
+			return ret;
+	}
+
+	mrc_ctx_fill(&ctx, mr->key, new->pd, new->access, &new->trans);
+	/* Returns once nothing uses the old context; else it is intact. */
+	ret = mrc_write_mkey(mdev, mr->key, &ctx);
+	if (ret && new->new_trans)
+		mrc_trans_free(mdev, &new->trans);
+	return ret;
+}
+
+/* The switch succeeded: free what only the old context reached. */
+static void mrc_rereg_commit(struct mrc_mr *mr, struct mrc_rereg *new)
+{
+	lockdep_assert_held(&mr->lock);
+
+	if (new->new_trans && mr->xlt.size)
+		mrc_xlt_free(mr->mdev, &mr->xlt);
+	if (new->umem) {
+		mrc_umem_release(mr->umem);
+		mr->umem = new->umem;
+	}
+	mr->pd = new->pd;
+	mr->access = new->access;
+	mrc_mr_set_trans(mr, &new->trans);
+	atomic64_inc(&mr->mdev->stats_mr_reregs);
+}
+
+/*
+ * Everything mrc_rereg_user_mr() does under the MR's lock, once the
+ * arguments that need no state passed.
+ */
+static int mrc_rereg_locked(struct mrc_mr *mr, int flags, struct mrc_rereg *new,
+			    u64 start, u64 length, u64 iova)
+{
+	bool old_zb = mr->access & MRC_ACCESS_ZERO_BASED;
+	bool new_zb = new->access & MRC_ACCESS_ZERO_BASED;
+	int ret;
+
+	lockdep_assert_held(&mr->lock);
+
+	if (flags & MRC_REREG_TRANS) {
+		if (mr->type != MRC_MR_USER)
+			return -EINVAL;
+		iova = mrc_effective_iova(iova, new->access);
+		ret = mrc_check_user_range(start, length, iova);
+		if (ret)
+			return ret;
+	} else {
+		/* Where the key's addresses start is part of the translation. */
+		if (old_zb != new_zb)
+			return -EINVAL;
+		iova = mr->iova;
+		length = mr->length;
+	}
+
+	ret = mrc_rereg_pin(mr, flags, start, length, new);
+	if (ret)
+		return ret;
+
+	ret = mrc_rereg_plan(mr, iova, length, new);
+	if (ret)
+		goto out_release_umem;
+
+	ret = mrc_rereg_switch(mr, new);
+	if (ret)
+		goto out_release_umem;
+
+	mrc_rereg_commit(mr, new);
+	return 0;
+
+out_release_umem:
+	mrc_umem_release(new->umem);
+	return ret;
+}
+
+/**
+ * mrc_rereg_user_mr - change a registration in place, keeping its key
+ * @mr: a registered MR
+ * @flags: MRC_REREG_TRANS, MRC_REREG_PD and/or MRC_REREG_ACCESS
+ * @pd: new protection domain (MRC_REREG_PD), of the MR's device
+ * @start: new user address (MRC_REREG_TRANS)
+ * @length: new length (MRC_REREG_TRANS)
+ * @iova: new key address (MRC_REREG_TRANS), with the rules of
+ *	mrc_reg_user_mr()
+ * @access: new rights (MRC_REREG_ACCESS)
+ *
+ * PD and ACCESS apply to every kind of MR; TRANS only to user MRs. The key
+ * stays the same (IBTA allows either; keeping it means a peer's rkey
+ * keeps working). The new registration is built completely first: new
+ * memory is pinned for TRANS, or re-pinned writable when ACCESS adds write
+ * rights to memory pinned read-only; new entries go to fresh translation
+ * space whenever they differ from the live ones (new memory, or MTT
+ * entries whose W bit changes), so the live context never reaches a
+ * half-written table. One write_mkey then switches the context. Only after
+ * that are the old translation space and memory freed.
+ *
+ * Changing ZERO_BASED needs MRC_REREG_TRANS. RELAXED_ORDERING and HUGETLB
+ * take effect at the next pin.
+ *
+ * Context: process context of the process that owns the memory for TRANS
+ * or a re-pin; may sleep.
+ * Return: 0; -EINVAL for no flag or an unknown one, a bad @pd or @access,
+ * TRANS on an MR that is not a user MR, a ZERO_BASED change without
+ * TRANS, or a range mrc_reg_user_mr() would refuse; -EACCES when write
+ * rights are added and the memory cannot be pinned writable; otherwise the
+ * errors of mrc_reg_user_mr(). On any error the old registration is
+ * unchanged, valid and usable.
+ */
+int mrc_rereg_user_mr(struct mrc_mr *mr, int flags, struct mrc_pd *pd,
+		      u64 start, u64 length, u64 iova, u32 access)
+{
+	struct mrc_rereg new = {};
+	int ret;
+
+	ret = mrc_rereg_check(mr, flags, pd, access);
+	if (ret)
+		return ret;
+
+	mutex_lock(&mr->lock);
+	new.pd = flags & MRC_REREG_PD ? pd : mr->pd;
+	new.access = flags & MRC_REREG_ACCESS ? access : mr->access;
+	ret = mrc_rereg_locked(mr, flags, &new, start, length, iova);
+	mutex_unlock(&mr->lock);
+
+	mrc_dbg_mr(mr, "flags %#x: %d\n", flags, ret);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mrc_rereg_user_mr);

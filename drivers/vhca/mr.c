@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vhca memory regions: the ib_core MR verbs, each a thin wrapper around
+ * mrcore, which validates, pins, maps, builds the translation and writes
+ * it to device memory through vhca's mrc_hw_ops.
+ *
+ * In 6.1 the driver allocates struct ib_mr. A struct vhca_mr is allocated
+ * after the arguments are checked and before mrcore registers anything, so
+ * a registration never has to be undone for want of memory. lkey and rkey
+ * are both the mrcore key.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/build_bug.h>
+#include <linux/slab.h>
+#include <rdma/restrack.h>
+
+#include "vhca_loc.h"
+
+/* mrcore's MR kinds as `rdma res show mr -d` names them. */
+static const char *const vhca_mr_kind_names[] = {
+	[MRC_MR_DMA] = "dma",
+	[MRC_MR_PHYS] = "phys",
+	[MRC_MR_SG] = "sg",
+	[MRC_MR_USER] = "user",
+};
+
+static_assert(ARRAY_SIZE(vhca_mr_kind_names) == MRC_MR_NUM_TYPES);
+
+static const char *vhca_mr_kind_name(const struct mrc_mr *base_mr)
+{
+	if (base_mr->type >= MRC_MR_NUM_TYPES)
+		return "?";
+	return vhca_mr_kind_names[base_mr->type];
+}
+
+/*
+ * ib_access_flags to MRC_ACCESS_*. The values are the same bits; the
+ * optional range (bits 20-29) holds hints a device may ignore, and vhca
+ * keeps only RELAXED_ORDERING of them. mrcore checks the rest (unknown
+ * bits, remote write or atomic without local write).
+ */
+static int vhca_mr_access(int access, u32 *mrc_access)
+{
+	BUILD_BUG_ON(IB_ACCESS_LOCAL_WRITE != MRC_ACCESS_LOCAL_WRITE);
+	BUILD_BUG_ON(IB_ACCESS_REMOTE_WRITE != MRC_ACCESS_REMOTE_WRITE);
+	BUILD_BUG_ON(IB_ACCESS_REMOTE_READ != MRC_ACCESS_REMOTE_READ);
+	BUILD_BUG_ON(IB_ACCESS_REMOTE_ATOMIC != MRC_ACCESS_REMOTE_ATOMIC);
+	BUILD_BUG_ON(IB_ACCESS_MW_BIND != MRC_ACCESS_MW_BIND);
+	BUILD_BUG_ON(IB_ZERO_BASED != MRC_ACCESS_ZERO_BASED);
+	BUILD_BUG_ON(IB_ACCESS_ON_DEMAND != MRC_ACCESS_ON_DEMAND);
+	BUILD_BUG_ON(IB_ACCESS_HUGETLB != MRC_ACCESS_HUGETLB);
+	BUILD_BUG_ON(IB_ACCESS_RELAXED_ORDERING != MRC_ACCESS_RELAXED_ORDERING);
+
+	if (access & ~IB_ACCESS_SUPPORTED)
+		return -EINVAL;
+
+	*mrc_access = access & ~(IB_ACCESS_OPTIONAL &
+				 ~IB_ACCESS_RELAXED_ORDERING);
+	return 0;
+}
+
+/* Take over a registration: lkey and rkey are its key. */
+static struct ib_mr *vhca_mr_attach(struct vhca_mr *mr,
+				    struct mrc_mr *base_mr)
+{
+	if (IS_ERR(base_mr)) {
+		kfree(mr);
+		return ERR_CAST(base_mr);
+	}
+
+	mr->base_mr = base_mr;
+	mr->ibmr.lkey = base_mr->key;
+	mr->ibmr.rkey = base_mr->key;
+	vhca_dbg_mr(mr, "%s iova 0x%llx length 0x%llx access 0x%x\n",
+		    vhca_mr_kind_name(base_mr), base_mr->iova,
+		    base_mr->length, base_mr->access);
+	return &mr->ibmr;
+}
+
+/**
+ * vhca_get_dma_mr - ib_device_ops.get_dma_mr
+ * @ibpd: the PD
+ * @access: ib_access_flags
+ *
+ * A PA-mode key of @ibpd covering every DMA address. ib_core asks for one
+ * only for IB_PD_UNSAFE_GLOBAL_RKEY: kernel PDs use the local DMA key.
+ *
+ * Return: the MR or an ERR_PTR: -EINVAL for bad @access, or mrcore's error.
+ */
+struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct vhca_pd *pd = to_vhca_pd(ibpd);
+	struct vhca_mr *mr;
+	u32 mrc_access;
+	int err;
+
+	err = vhca_mr_access(access, &mrc_access);
+	if (err)
+		return ERR_PTR(err);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	return vhca_mr_attach(mr, mrc_reg_dma_mr(&pd->base_pd, mrc_access));
+}
+
+/**
+ * vhca_reg_user_mr - ib_device_ops.reg_user_mr
+ * @ibpd: the PD
+ * @start: first user virtual address, in the calling process
+ * @length: bytes
+ * @iova: the address the key gives @start
+ * @access: ib_access_flags
+ * @udata: NULL for kernel callers (ib_reg_user_mr()); vhca has no
+ *	userspace provider, so any driver data is refused
+ *
+ * mrcore pins and DMA-maps the calling process's memory. Kernel callers
+ * reach this through ib_reg_user_mr(), which fills in the rest of the
+ * ib_mr and adds it to restrack.
+ *
+ * Return: the MR or an ERR_PTR: -EINVAL for bad @access or @udata, or
+ * mrcore's error.
+ */
+struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 iova, int access, struct ib_udata *udata)
+{
+	struct vhca_pd *pd = to_vhca_pd(ibpd);
+	struct vhca_mr *mr;
+	u32 mrc_access;
+	int err;
+
+	if (udata && (udata->inlen || udata->outlen))
+		return ERR_PTR(-EINVAL);
+	err = vhca_mr_access(access, &mrc_access);
+	if (err)
+		return ERR_PTR(err);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	return vhca_mr_attach(mr, mrc_reg_user_mr(&pd->base_pd, start, length,
+						  iova, mrc_access));
+}
+
+/**
+ * vhca_rereg_user_mr - ib_device_ops.rereg_user_mr
+ * @ibmr: a user MR
+ * @flags: IB_MR_REREG_* (the MRC_REREG_* values)
+ * @start: new user address (IB_MR_REREG_TRANS)
+ * @length: new length (IB_MR_REREG_TRANS)
+ * @iova: new iova (IB_MR_REREG_TRANS)
+ * @access: new ib_access_flags (IB_MR_REREG_ACCESS)
+ * @new_pd: new PD (IB_MR_REREG_PD); ib_uverbs passes the current PD
+ *	otherwise
+ * @udata: driver data; refused if there is any
+ *
+ * Always in place: mrcore keeps the key, so lkey and rkey do not change,
+ * and on failure leaves the old registration intact and usable. The
+ * caller (ib_uverbs) then updates the ib_mr's PD, iova and length.
+ *
+ * Return: NULL (changed in place) or an ERR_PTR, never a new MR: -EINVAL
+ * for no @flags, bad @access or @udata; -EOPNOTSUPP for unknown @flags;
+ * or mrcore's error.
+ */
+struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 iova, int access,
+				 struct ib_pd *new_pd, struct ib_udata *udata)
+{
+	struct vhca_mr *mr = to_vhca_mr(ibmr);
+	u32 mrc_access = 0;
+	int err;
+
+	BUILD_BUG_ON(IB_MR_REREG_TRANS != MRC_REREG_TRANS);
+	BUILD_BUG_ON(IB_MR_REREG_PD != MRC_REREG_PD);
+	BUILD_BUG_ON(IB_MR_REREG_ACCESS != MRC_REREG_ACCESS);
+
+	if (udata && (udata->inlen || udata->outlen))
+		return ERR_PTR(-EINVAL);
+	if (!flags)
+		return ERR_PTR(-EINVAL);
+	if (flags & ~IB_MR_REREG_SUPPORTED)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (flags & IB_MR_REREG_ACCESS) {
+		err = vhca_mr_access(access, &mrc_access);
+		if (err)
+			return ERR_PTR(err);
+	}
+
+	err = mrc_rereg_user_mr(mr->base_mr, flags,
+				&to_vhca_pd(new_pd)->base_pd, start, length,
+				iova, mrc_access);
+	if (err)
+		return ERR_PTR(err);
+
+	vhca_dbg_mr(mr, "flags 0x%x\n", flags);
+	return NULL;
+}
+
+/**
+ * vhca_dereg_mr - ib_device_ops.dereg_mr
+ * @ibmr: the MR
+ * @udata: unused
+ *
+ * mrcore invalidates the key (which drains the walkers inside it), then
+ * unmaps, unpins and frees the translation.
+ *
+ * Return: 0, or -EBUSY while memory windows are bound (the MR stays).
+ */
+int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct vhca_mr *mr = to_vhca_mr(ibmr);
+	int err;
+
+	vhca_dbg_mr(mr, "deregistering\n");
+	err = mrc_dereg_mr(mr->base_mr);
+	if (err)
+		return err;
+
+	kfree(mr);
+	return 0;
+}
+
+/**
+ * vhca_fill_res_mr_entry - ib_device_ops.fill_res_mr_entry
+ * @msg: the netlink message
+ * @ibmr: the MR, held by restrack
+ *
+ * Adds driver attributes for `rdma res show mr -d`: kind (dma, phys, sg,
+ * user), and what the device holds for the key, read back from device
+ * memory: state, mode (PA, MTT, KLM), page_size (bytes per MTT entry; 0
+ * for PA and KLM) and entries (MTT or KLM entries; 0 for PA).
+ *
+ * Return: 0 or -EMSGSIZE.
+ */
+int vhca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	struct vhca_mr *mr = to_vhca_mr(ibmr);
+	struct vhca_dev *vdev = to_vhca_dev(ibmr->device);
+	u32 key = ibmr->lkey;
+	const char *state = vhca_mkey_state_name(MRC_MKEY_INVALID);
+	const char *mode = "-";
+	struct mrc_mkey_ctx ctx;
+	u64 page_size = 0;
+	u32 entries = 0;
+
+	if (!vhca_mkey_get(vdev, key, &ctx)) {
+		vhca_mkey_put(vdev, key);
+		state = vhca_mkey_state_name(ctx.state);
+		mode = vhca_access_mode_name(ctx.access_mode);
+		if (ctx.access_mode == MRC_ACCESS_MODE_MTT &&
+		    ctx.page_shift < 64)
+			page_size = 1ULL << ctx.page_shift;
+		if (ctx.access_mode != MRC_ACCESS_MODE_PA)
+			entries = ctx.xlt_entries;
+	}
+
+	if (rdma_nl_put_driver_string(msg, "kind",
+				      vhca_mr_kind_name(mr->base_mr)) ||
+	    rdma_nl_put_driver_string(msg, "state", state) ||
+	    rdma_nl_put_driver_string(msg, "mode", mode) ||
+	    rdma_nl_put_driver_u64(msg, "page_size", page_size) ||
+	    rdma_nl_put_driver_u32(msg, "entries", entries))
+		return -EMSGSIZE;
+	return 0;
+}

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vhca walker: the device side of a memory access, the path the DMA engine
+ * takes for every SGE and every remote range.
+ *
+ * A walk turns (PD, key, iova, length, direction) into DMA addresses using
+ * only what device memory holds: the key's context slot, then its MTT or
+ * KLM entries. It then moves the bytes at those DMA addresses, a CPU page
+ * at a time. mrcore's CPU-side objects are never consulted, so a wrong
+ * table moves the wrong bytes and tests see it.
+ *
+ * Rules, checked in this order (Documentation/mrcore/vhca.rst has the
+ * table):
+ *
+ *  1. key: the slot (key >> 8) exists, is VALID and holds this very key
+ *     (variant included), else -ENOKEY;
+ *  2. PD: the context's PD is the requester's, or MRC_PDN_ANY, else -EPERM;
+ *  3. rights: local reads are always allowed; local writes need
+ *     LOCAL_WRITE, remote reads REMOTE_READ, remote writes REMOTE_WRITE;
+ *     a context of MRC_PDN_ANY (the local DMA key) serves local access
+ *     only; else -EPERM;
+ *  4. a zero-length access stops here;
+ *  5. range: [iova, iova + len) does not wrap and lies inside [ctx.iova,
+ *     ctx.iova + ctx.length), else -ERANGE;
+ *  6. translation, by access mode: PA (the iova is the DMA address), MTT
+ *     or KLM; malformed tables give -EINVAL, an entry without the R/W bit
+ *     the access needs gives -EFAULT;
+ *  7. bytes: each DMA address becomes a physical address with
+ *     dma_to_phys(), as vhca's DMA is dma-direct (with swiotlb, the bytes
+ *     are the bounce buffer's, as for any device); a page frame without
+ *     a struct page gives -EFAULT.
+ *
+ * Drain: every slot has a count of walkers inside it. A walker raises the
+ * count before it reads the state and drops it after its last byte, and
+ * the device side of invalidation stores INVALID and then waits for the
+ * count to reach zero (vhca_mkey_drain()). With a full barrier on each
+ * side, either the walker sees INVALID or the invalidation sees the count,
+ * so once invalidate_mkey returns no walker still uses the old context,
+ * its entries or the memory they named.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-direct.h>
+#include <linux/highmem.h>
+#include <linux/io.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/wait_bit.h>
+
+#include "vhca_loc.h"
+
+/**
+ * struct vhca_walk - one access in progress
+ * @vdev: the device
+ * @pdn: PD number of the requester
+ * @dir: direction and rights of the access
+ * @buf: the next byte of the caller's buffer to fill or drain
+ */
+struct vhca_walk {
+	struct vhca_dev *vdev;
+	u32 pdn;
+	enum vhca_access_dir dir;
+	u8 *buf;
+};
+
+static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
+			 unsigned int depth);
+
+static bool vhca_dir_writes(enum vhca_access_dir dir)
+{
+	return dir == VHCA_ACCESS_LOCAL_WRITE ||
+	       dir == VHCA_ACCESS_REMOTE_WRITE;
+}
+
+/* The MRC_ACCESS_* right an access needs, or 0 (local reads). */
+static int vhca_dir_right(enum vhca_access_dir dir, u32 *right)
+{
+	switch (dir) {
+	case VHCA_ACCESS_LOCAL_READ:
+		*right = 0;
+		return 0;
+	case VHCA_ACCESS_LOCAL_WRITE:
+		*right = MRC_ACCESS_LOCAL_WRITE;
+		return 0;
+	case VHCA_ACCESS_REMOTE_READ:
+		*right = MRC_ACCESS_REMOTE_READ;
+		return 0;
+	case VHCA_ACCESS_REMOTE_WRITE:
+		*right = MRC_ACCESS_REMOTE_WRITE;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/**
+ * vhca_mkey_get - look a key up and hold its slot against invalidation
+ * @vdev: the device
+ * @key: any 32-bit value
+ * @ctx: out: the slot's context, stable until vhca_mkey_put()
+ *
+ * Context: any context; does not sleep.
+ * Return: 0 with the slot held, or -ENOKEY if the slot does not exist, is
+ * not VALID or holds another key (another variant); nothing is held then.
+ */
+int vhca_mkey_get(struct vhca_dev *vdev, u32 key, struct mrc_mkey_ctx *ctx)
+{
+	u32 index = mrc_key_index(key);
+	atomic_t *users;
+
+	if (!index || index >= vdev->mdev.caps.max_mkeys)
+		return -ENOKEY;
+
+	/* Leave the count of a revoked slot alone, so its drain finishes. */
+	if (readb(vhca_mkc_slot(vdev, index) + VHCA_MKC_STATE) !=
+	    MRC_MKEY_VALID)
+		return -ENOKEY;
+
+	users = &vdev->mkey_users[index];
+	atomic_inc(users);
+	/* Pairs with smp_mb() in vhca_mkey_drain(): count before state. */
+	smp_mb__after_atomic();
+	vhca_read_mkey(vdev, index, ctx);
+	if (ctx->state != MRC_MKEY_VALID || ctx->key != key) {
+		vhca_mkey_put(vdev, key);
+		return -ENOKEY;
+	}
+	return 0;
+}
+
+/**
+ * vhca_mkey_put - release a slot held by vhca_mkey_get()
+ * @vdev: the device
+ * @key: the key that was got
+ *
+ * Context: any context; does not sleep.
+ */
+void vhca_mkey_put(struct vhca_dev *vdev, u32 key)
+{
+	atomic_t *users = &vdev->mkey_users[mrc_key_index(key)];
+
+	/* Fully ordered: every byte is copied before the count drops. */
+	if (atomic_dec_and_test(users))
+		wake_up_var(users);
+}
+
+/**
+ * vhca_mkey_drain - wait for the walkers inside a revoked slot
+ * @vdev: the device
+ * @index: a slot whose state the caller has just set to INVALID
+ *
+ * Context: process context; sleeps while walkers are inside the slot.
+ */
+void vhca_mkey_drain(struct vhca_dev *vdev, u32 index)
+{
+	atomic_t *users = &vdev->mkey_users[index];
+
+	/* Pairs with smp_mb__after_atomic() in vhca_mkey_get(). */
+	smp_mb();
+	wait_var_event(users, !atomic_read(users));
+}
+
+/*
+ * Move @len bytes between the caller's buffer and DMA address @dma, one
+ * CPU page at a time: the device sees what a DMA to @dma would reach.
+ */
+static int vhca_dma_copy(struct vhca_walk *w, dma_addr_t dma, u64 len)
+{
+	struct device *dev = &w->vdev->pdev->dev;
+	dma_addr_t end;
+
+	if (check_add_overflow(dma, (dma_addr_t)len, &end))
+		return -EFAULT;
+
+	while (len) {
+		phys_addr_t phys = dma_to_phys(dev, dma);
+		size_t off = offset_in_page(phys);
+		size_t n = min_t(u64, len, PAGE_SIZE - off);
+		void *va;
+
+		if (!pfn_valid(PHYS_PFN(phys)))
+			return -EFAULT;
+
+		va = kmap_local_page(pfn_to_page(PHYS_PFN(phys)));
+		if (vhca_dir_writes(w->dir))
+			memcpy(va + off, w->buf, n);
+		else
+			memcpy(w->buf, va + off, n);
+		kunmap_local(va);
+
+		w->buf += n;
+		dma += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * MTT mode. Entries describe pages of 1 << page_shift bytes of the key's
+ * address space, which starts at ALIGN_DOWN(ctx->iova, page size): entry 0
+ * covers the page holding the key's first byte, and byte @iova sits in
+ * entry (iova >> shift) - (ctx->iova >> shift), at offset iova & (page
+ * size - 1) from the page address the entry holds. So an iova and its DMA
+ * address share their offset within a page, as mrcore's page-size choice
+ * guarantees.
+ */
+static int vhca_walk_mtt(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
+			 u64 iova, u64 len)
+{
+	struct vhca_dev *vdev = w->vdev;
+	unsigned int shift = ctx->page_shift;
+	u64 need, pgsz, idx;
+	int err;
+
+	if (shift >= BITS_PER_LONG ||
+	    !(vdev->mdev.caps.page_size_bitmap & BIT(shift)))
+		return -EINVAL;
+	err = vhca_mkey_xlt_check(vdev, ctx);
+	if (err)
+		return err;
+
+	need = vhca_dir_writes(w->dir) ? MRC_MTT_READ | MRC_MTT_WRITE :
+					 MRC_MTT_READ;
+	pgsz = BIT_ULL(shift);
+	idx = (iova >> shift) - (ctx->iova >> shift);
+	for (; len; idx++) {
+		u64 entry, off, n;
+
+		if (idx >= ctx->xlt_entries)
+			return -EINVAL;
+		entry = readq(vdev->mem.xlt + ctx->xlt_offset +
+			      idx * MRC_MTT_ENTRY_SIZE);
+		if ((entry & need) != need)
+			return -EFAULT;
+		if (!IS_ALIGNED(entry & MRC_MTT_ADDR_MASK, pgsz))
+			return -EINVAL;
+
+		off = iova & (pgsz - 1);
+		n = min(len, pgsz - off);
+		err = vhca_dma_copy(w, (entry & MRC_MTT_ADDR_MASK) + off, n);
+		if (err)
+			return err;
+		iova += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Which keys a KLM entry may name. For now only the local DMA key, whose
+ * PA context makes the entry's address a DMA address. Nested keys (an
+ * indirect key built from other MRs) will be let in here; the walk below
+ * already recurses with a depth limit, and a nested key's PD and rights
+ * will be checked against the outer access when they are.
+ */
+static bool vhca_klm_key_allowed(struct vhca_walk *w, u32 key)
+{
+	return key == w->vdev->rsvd_lkey;
+}
+
+/* Bytes [@off, @off + @len) of one KLM entry, through the key it names. */
+static int vhca_walk_klm_entry(struct vhca_walk *w, void __iomem *klm,
+			       u64 off, u64 len, unsigned int depth)
+{
+	u32 key = readl(klm + offsetof(struct mrc_klm, key));
+	u64 addr = readq(klm + offsetof(struct mrc_klm, addr));
+
+	if (!vhca_klm_key_allowed(w, key) ||
+	    check_add_overflow(addr, off, &addr))
+		return -EINVAL;
+	return vhca_walk_key(w, key, addr, len, depth + 1);
+}
+
+/*
+ * KLM mode. Entries cover consecutive byte ranges of the key's address
+ * space from ctx->iova on, entry i covering bcount bytes at address addr
+ * of key i. Byte @iova is found by adding up byte counts from entry 0.
+ */
+static int vhca_walk_klm(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
+			 u64 iova, u64 len, unsigned int depth)
+{
+	u64 off = iova - ctx->iova;
+	void __iomem *klm;
+	u32 i;
+	int err;
+
+	err = vhca_mkey_xlt_check(w->vdev, ctx);
+	if (err)
+		return err;
+
+	klm = w->vdev->mem.xlt + ctx->xlt_offset;
+	for (i = 0; len; i++, klm += MRC_KLM_ENTRY_SIZE) {
+		u32 bcount;
+		u64 n;
+
+		if (i >= ctx->xlt_entries)
+			return -EINVAL;
+		bcount = readl(klm + offsetof(struct mrc_klm, bcount));
+		if (!bcount)
+			return -EINVAL;
+		if (off >= bcount) {
+			off -= bcount;
+			continue;
+		}
+
+		n = min_t(u64, len, bcount - off);
+		err = vhca_walk_klm_entry(w, klm, off, n, depth);
+		if (err)
+			return err;
+		len -= n;
+		off = 0;
+	}
+	return 0;
+}
+
+/* The PD and rights rules: the requester's access against its key. */
+static int vhca_check_rights(const struct vhca_walk *w,
+			     const struct mrc_mkey_ctx *ctx)
+{
+	u32 right;
+	int err;
+
+	err = vhca_dir_right(w->dir, &right);
+	if (err)
+		return err;
+
+	/* The local DMA key serves every PD, and local access only. */
+	if (ctx->pdn == MRC_PDN_ANY) {
+		if (w->dir == VHCA_ACCESS_REMOTE_READ ||
+		    w->dir == VHCA_ACCESS_REMOTE_WRITE)
+			return -EPERM;
+	} else if (ctx->pdn != w->pdn) {
+		return -EPERM;
+	}
+	return (ctx->access & right) == right ? 0 : -EPERM;
+}
+
+static int vhca_check_range(const struct mrc_mkey_ctx *ctx, u64 iova, u64 len)
+{
+	u64 end, ctx_end;
+
+	if (check_add_overflow(iova, len, &end))
+		return -ERANGE;
+	/* A context that wraps is a malformed one. */
+	if (check_add_overflow(ctx->iova, ctx->length, &ctx_end))
+		return -EINVAL;
+	if (iova < ctx->iova || end > ctx_end)
+		return -ERANGE;
+	return 0;
+}
+
+/*
+ * One key's part of the walk. Rights are checked for the key the
+ * requester named (depth 0); keys reached through KLM entries are the
+ * device's own business.
+ */
+static int vhca_walk_ctx(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
+			 u64 iova, u64 len, unsigned int depth)
+{
+	int err;
+
+	if (!depth) {
+		err = vhca_check_rights(w, ctx);
+		if (err)
+			return err;
+	}
+	if (!len)
+		return 0;
+
+	err = vhca_check_range(ctx, iova, len);
+	if (err)
+		return err;
+
+	switch (ctx->access_mode) {
+	case MRC_ACCESS_MODE_PA:
+		return vhca_dma_copy(w, iova, len);
+	case MRC_ACCESS_MODE_MTT:
+		return vhca_walk_mtt(w, ctx, iova, len);
+	case MRC_ACCESS_MODE_KLM:
+		return vhca_walk_klm(w, ctx, iova, len, depth);
+	}
+	return -EINVAL;
+}
+
+/* Hold @key's slot for as long as its translation and bytes are used. */
+static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
+			 unsigned int depth)
+{
+	struct mrc_mkey_ctx ctx;
+	int err;
+
+	if (depth >= VHCA_WALK_MAX_DEPTH)
+		return -EINVAL;
+
+	err = vhca_mkey_get(w->vdev, key, &ctx);
+	if (err)
+		return err;
+	err = vhca_walk_ctx(w, &ctx, iova, len, depth);
+	vhca_mkey_put(w->vdev, key);
+	return err;
+}
+
+/**
+ * vhca_dev_access - move bytes between a kernel buffer and memory named by a key
+ * @ibdev: a vhca ib_device
+ * @pdn: PD number of the requester (the QP's PD); checked against the context
+ * @key: lkey or rkey
+ * @iova: first address, in the key's address space
+ * @buf: kernel buffer
+ * @len: bytes; 0 is allowed and checks only the key, PD and rights
+ * @dir: enum vhca_access_dir
+ *
+ * The walk reads only device memory; the rules are in the comment at the
+ * top of this file. The caller keeps @ibdev registered for the call
+ * (ib_device_try_get() or a client's reference). Bytes before the first
+ * failing piece may have been moved.
+ *
+ * Context: any context but NMI; does not sleep. @len should be bounded by
+ * the caller (a message, a page run): the copy does not yield.
+ * Return: 0; -ENODEV if @ibdev is not a vhca; -ENOKEY for a key whose
+ * context is not VALID or whose variant differs; -EPERM for a PD mismatch
+ * or a missing right; -ERANGE when [@iova, @iova + @len) is outside the key
+ * or wraps; -EFAULT for a translation entry without the R/W bit the access
+ * needs, or a DMA address that reaches no page; -EINVAL for a bad @dir or
+ * a malformed context or table.
+ */
+int vhca_dev_access(struct ib_device *ibdev, u32 pdn, u32 key, u64 iova,
+		    void *buf, size_t len, enum vhca_access_dir dir)
+{
+	struct vhca_walk w = {
+		.pdn = pdn,
+		.dir = dir,
+		.buf = buf,
+	};
+
+	if (!vhca_is_vhca(ibdev))
+		return -ENODEV;
+
+	w.vdev = to_vhca_dev(ibdev);
+	return vhca_walk_key(&w, key, iova, len, 0);
+}
+EXPORT_SYMBOL_GPL(vhca_dev_access);
+
+/**
+ * vhca_mkey_info - read back what the device holds for a key
+ * @ibdev: a vhca ib_device
+ * @key: key
+ * @page_shift: out: MTT page shift (0 for PA/KLM)
+ * @entries: out: translation entries (0 for PA)
+ * @mode: out: enum mrc_access_mode
+ *
+ * Context: any context; does not sleep.
+ * Return: 0; -ENODEV if @ibdev is not a vhca; -ENOKEY if the device does
+ * not hold @key as VALID.
+ */
+int vhca_mkey_info(struct ib_device *ibdev, u32 key, u8 *page_shift,
+		   u32 *entries, u8 *mode)
+{
+	struct vhca_dev *vdev;
+	struct mrc_mkey_ctx ctx;
+	int err;
+
+	if (!vhca_is_vhca(ibdev))
+		return -ENODEV;
+
+	vdev = to_vhca_dev(ibdev);
+	err = vhca_mkey_get(vdev, key, &ctx);
+	if (err)
+		return err;
+	vhca_mkey_put(vdev, key);
+
+	*mode = ctx.access_mode;
+	*page_shift = ctx.access_mode == MRC_ACCESS_MODE_MTT ?
+		      ctx.page_shift : 0;
+	*entries = ctx.access_mode == MRC_ACCESS_MODE_PA ? 0 : ctx.xlt_entries;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(vhca_mkey_info);
+
+/**
+ * vhca_walker_init - allocate the walkers' per-slot counts
+ * @vdev: the device; @vdev->mdev.caps gives the slot count
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vhca_walker_init(struct vhca_dev *vdev)
+{
+	vdev->mkey_users = kvcalloc(vdev->mdev.caps.max_mkeys,
+				    sizeof(*vdev->mkey_users), GFP_KERNEL);
+	return vdev->mkey_users ? 0 : -ENOMEM;
+}
+
+/**
+ * vhca_walker_fini - free the walkers' per-slot counts
+ * @vdev: the device; every slot is INVALID and drained
+ */
+void vhca_walker_fini(struct vhca_dev *vdev)
+{
+	kvfree(vdev->mkey_users);
+	vdev->mkey_users = NULL;
+}

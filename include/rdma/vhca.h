@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vhca: what the virtual HCA exports to test code.
+ *
+ * vhca_dev_access() is the device-side path the DMA engine uses: it
+ * resolves (key, iova, length) through the mkey context and the MTT/KLM
+ * entries it reads back from device memory, checks state, PD, access and
+ * range there, and copies the bytes page by page at the DMA addresses the
+ * tables name. It never looks at mrcore's CPU-side structures, so a wrong
+ * table gives wrong bytes. The rules are in drivers/vhca/walker.c and
+ * Documentation/mrcore/vhca.rst.
+ *
+ * Every call takes an ib_device the caller keeps registered for the call
+ * (an ib_client's device, or ib_device_try_get()). None of them sleeps.
+ */
+#ifndef _RDMA_VHCA_H
+#define _RDMA_VHCA_H
+
+#include <linux/types.h>
+
+struct ib_device;
+struct ib_pd;
+
+/* Direction and rights of a device access (MRC_ACCESS_* names the MR's). */
+enum vhca_access_dir {
+	VHCA_ACCESS_LOCAL_READ,		/* gather from the MR (send, RDMA write source) */
+	VHCA_ACCESS_LOCAL_WRITE,	/* scatter into the MR (receive, RDMA read sink) */
+	VHCA_ACCESS_REMOTE_READ,	/* responder reads the MR */
+	VHCA_ACCESS_REMOTE_WRITE,	/* responder writes the MR */
+};
+
+/**
+ * vhca_dev_access - move bytes between a kernel buffer and memory named by a key
+ * @ibdev: a vhca ib_device
+ * @pdn: PD number of the requester (the QP's PD); checked against the context
+ * @key: lkey or rkey
+ * @iova: first address, in the key's address space
+ * @buf: kernel buffer
+ * @len: bytes; 0 is allowed and checks only the key, PD and rights
+ * @dir: enum vhca_access_dir
+ *
+ * Return: 0; -ENODEV if @ibdev is not a vhca; -ENOKEY for a key whose
+ * context is not VALID or whose variant differs; -EPERM for a PD mismatch
+ * or missing right; -ERANGE when [iova, iova + len) is outside the key or
+ * wraps; -EFAULT for a translation entry without the R/W bit the access
+ * needs, or a DMA address with no page behind it; -EINVAL for a bad @dir
+ * or a malformed context or table. On an error, bytes of the pieces before
+ * the failing one may have been moved.
+ */
+int vhca_dev_access(struct ib_device *ibdev, u32 pdn, u32 key, u64 iova,
+		    void *buf, size_t len, enum vhca_access_dir dir);
+
+/**
+ * vhca_mkey_info - read back what the device holds for a key
+ * @ibdev: a vhca ib_device
+ * @key: key
+ * @page_shift: out: MTT page shift (0 for PA/KLM)
+ * @entries: out: translation entries (0 for PA)
+ * @mode: out: enum mrc_access_mode
+ *
+ * Return: 0; -ENODEV if @ibdev is not a vhca; -ENOKEY if the device does
+ * not hold @key as VALID.
+ */
+int vhca_mkey_info(struct ib_device *ibdev, u32 key, u8 *page_shift,
+		   u32 *entries, u8 *mode);
+
+/* The PD number behind an ib_pd of a vhca device; 0 for any other PD. */
+u32 vhca_pd_pdn(struct ib_pd *ibpd);
+
+#endif /* _RDMA_VHCA_H */

@@ -1,0 +1,29 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the userspace selftests on the host: mr_tests, against the
+# kselftest harness of the pristine linux-source-6.1 tree and the private
+# UAPI of mrcore_test.ko, and the registration benchmark mr_bench, both
+# statically linked so the VM needs no libraries.
+#
+# Usage: selftests.sh OUTDIR    (writes OUTDIR/mr_tests and OUTDIR/mr_bench)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+. "$here/lib.sh"
+
+[ $# = 1 ] || { echo "usage: $0 OUTDIR" >&2; exit 2; }
+out=$1
+mkdir -p "$out"
+src=$(mrc_linux_src)
+
+cflags=(-O2 -Wall -Werror -I"$src/tools/testing/selftests"
+	-I"$top/drivers/mrcore_test")
+# Static when the C library allows it (libc6-dev ships libc.a on Debian).
+ldflags=(-static)
+echo 'int main(void) { return 0; }' |
+	gcc -x c -static -o /dev/null - 2>/dev/null || ldflags=()
+
+gcc "${cflags[@]}" -o "$out/mr_tests" \
+	"$top/tools/testing/selftests/mrcore/mr_tests.c" "${ldflags[@]}"
+gcc "${cflags[@]}" -o "$out/mr_bench" \
+	"$top/tools/testing/selftests/mrcore/mr_bench.c" "${ldflags[@]}"
