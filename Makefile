@@ -29,7 +29,7 @@ clean:
 
 install: modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
-	depmod -a $(ABI)-amd64
+	depmod -a $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(ABI)-amd64
 
 sparse: deps
 	@bash scripts/deps.sh all
