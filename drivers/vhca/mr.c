@@ -243,6 +243,7 @@ int vhca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	const char *state = vhca_mkey_state_name(MRC_MKEY_INVALID);
 	const char *mode = "-";
 	struct mrc_mkey_ctx ctx;
+	struct nlattr *table;
 	u64 page_size = 0;
 	u32 entries = 0;
 
@@ -257,12 +258,19 @@ int vhca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 			entries = ctx.xlt_entries;
 	}
 
+	/* Driver attributes live in a nest the driver opens (6.1 nldev). */
+	table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
 	if (rdma_nl_put_driver_string(msg, "kind",
 				      vhca_mr_kind_name(mr->base_mr)) ||
 	    rdma_nl_put_driver_string(msg, "state", state) ||
 	    rdma_nl_put_driver_string(msg, "mode", mode) ||
 	    rdma_nl_put_driver_u64(msg, "page_size", page_size) ||
-	    rdma_nl_put_driver_u32(msg, "entries", entries))
+	    rdma_nl_put_driver_u32(msg, "entries", entries)) {
+		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, table);
 	return 0;
 }

@@ -448,6 +448,49 @@ TEST_F(mr, read_4k_pages)
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
+/*
+ * "rdma res show mr -dd" shows the MR with vhca's driver attributes, read
+ * back from device memory: kind, state, mode, page size and entries.
+ */
+TEST_F(mr, restrack_shows_translation)
+{
+	const char *dev = mrt_devname();
+	char cmd[128], line[1024], want_key[32], want_tr[64];
+	struct mrct_reg reg;
+	bool found = false;
+	uint8_t *buf;
+	FILE *out;
+
+	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_EQ(0, madvise(buf, BUF_SIZE, MADV_NOHUGEPAGE));
+	mrt_fill(buf, BUF_SIZE, 9);
+	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf,
+			     LW | RR, &reg));
+
+	snprintf(cmd, sizeof(cmd), "rdma res show mr dev %s -dd 2>&1", dev);
+	snprintf(want_key, sizeof(want_key), "lkey 0x%x ", reg.info.lkey);
+	snprintf(want_tr, sizeof(want_tr), "drv_page_size %u drv_entries %u",
+		 1U << reg.info.page_shift, reg.info.entries);
+	out = popen(cmd, "r");
+	ASSERT_NE(NULL, out);
+	while (fgets(line, sizeof(line), out)) {
+		if (!strstr(line, want_key))
+			continue;
+		found = true;
+		EXPECT_NE(NULL, strstr(line, "drv_kind user")) TH_LOG("%s", line);
+		EXPECT_NE(NULL, strstr(line, "drv_state VALID")) TH_LOG("%s", line);
+		EXPECT_NE(NULL, strstr(line, "drv_mode MTT")) TH_LOG("%s", line);
+		EXPECT_NE(NULL, strstr(line, want_tr))
+			TH_LOG("want '%s' in: %s", want_tr, line);
+	}
+	EXPECT_EQ(0, pclose(out));
+	EXPECT_TRUE(found) TH_LOG("no MR with %sin '%s'", want_key, cmd);
+
+	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	mrt_check_clean(_metadata, self->fd, self->pinned0);
+}
+
 /* An iova unrelated to the address: the device uses only the iova. */
 TEST_F(mr, read_iova_ne_va)
 {
