@@ -870,9 +870,8 @@ int mrc_rereg_user_mr(struct mrc_mr *mr, int flags, struct mrc_pd *pd,
 	new.pd = flags & MRC_REREG_PD ? pd : mr->pd;
 	new.access = flags & MRC_REREG_ACCESS ? access : mr->access;
 	ret = mrc_rereg_locked(mr, flags, &new, start, length, iova);
-	mutex_unlock(&mr->lock);
-
 	mrc_dbg_mr(mr, "flags %#x: %d\n", flags, ret);
+	mutex_unlock(&mr->lock);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mrc_rereg_user_mr);

@@ -398,8 +398,9 @@ static struct mrc_pin_job *mrc_pin_job_alloc(struct mrc_umem *umem,
 	job = kzalloc(struct_size(job, chunk, nchunks), GFP_KERNEL);
 	if (!job)
 		return NULL;
+	/* Too large an array falls back to the serial pin, without a WARN. */
 	job->pages = kvmalloc_array(umem->npages, sizeof(*job->pages),
-				    GFP_KERNEL);
+				    GFP_KERNEL | __GFP_NOWARN);
 	if (!job->pages) {
 		kfree(job);
 		return NULL;

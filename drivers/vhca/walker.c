@@ -159,7 +159,11 @@ void vhca_mkey_drain(struct vhca_dev *vdev, u32 index)
 
 	/* Pairs with smp_mb__after_atomic() in vhca_mkey_get(). */
 	smp_mb();
-	wait_var_event(users, !atomic_read(users));
+	/*
+	 * Acquire: what the caller reads next (e.g. a bounce buffer a walker
+	 * just wrote) must not be read before the count was seen at zero.
+	 */
+	wait_var_event(users, !atomic_read_acquire(users));
 }
 
 /*

@@ -145,12 +145,15 @@ struct mrc_mkey_ctx {
  *	translation entries and the context that makes them reachable.
  * @invalidate_mkey: make slot @index unusable (state INVALID) and return only
  *	when the device can no longer start an access through it.
- * @write_mkey: write @ctx into context slot @index, so that the device sees
- *	either the slot's previous context or all of @ctx, never a mix. If the
- *	slot held a usable context (rereg switches a live key this way), return
- *	only when no device access that resolved the previous context is still
- *	running, as for @invalidate_mkey: the caller frees what the previous
- *	context reached as soon as this returns.
+ * @write_mkey: write @ctx into context slot @index, so that the device never
+ *	resolves an access through a mix of the previous context and @ctx. If
+ *	the slot held a usable context (rereg switches a live key this way),
+ *	return only when no device access that resolved the previous context
+ *	is still running, as for @invalidate_mkey: the caller frees what the
+ *	previous context reached as soon as this returns. While the slot
+ *	switches, accesses through the key may fail as if it were invalid
+ *	(vhca revokes, drains, then writes; mlx5's UMR rereg has the same
+ *	window), so a rereg of a key in use by a peer can fail that I/O.
  * @write_xlt: copy @len bytes of encoded entries to byte @offset of the
  *	translation area.
  *
