@@ -338,7 +338,7 @@ static void mrc_klm_fill_encoding(struct kunit *test)
 
 	/* Contiguous ranges merge; runs over MRC_KLM_MAX_BCOUNT split. */
 	mrc_seg_iter_phys(&it, bufs, ARRAY_SIZE(bufs));
-	KUNIT_ASSERT_EQ(test, mrc_klm_count(&it, &n), 0);
+	KUNIT_ASSERT_EQ(test, mrc_klm_count(&it, U32_MAX, &n), 0);
 	KUNIT_ASSERT_EQ(test, n, (u32)ARRAY_SIZE(want));
 
 	mrc_klm_builder_init(&b, &it, 0x1234ab);
@@ -384,13 +384,36 @@ static void mrc_klm_count_empty(struct kunit *test)
 	u32 n;
 
 	mrc_seg_iter_phys(&it, bufs, ARRAY_SIZE(bufs));
-	KUNIT_EXPECT_EQ(test, mrc_klm_count(&it, &n), -EINVAL);
+	KUNIT_EXPECT_EQ(test, mrc_klm_count(&it, U32_MAX, &n), -EINVAL);
 }
 
-/* A device-less mrc_device is enough for planning: only caps are read. */
+/* Counting stops at @max: a list longer than the area is -ENOSPC. */
+static void mrc_klm_count_over_max(struct kunit *test)
+{
+	static const struct mrc_phys_buf bufs[] = {
+		{ 0x1000, 0x10 }, { 0x5000, 0x10 }, { 0x9000, 0x10 },
+	};
+	struct mrc_seg_iter it;
+	u32 n = 0;
+
+	/* Three separate ranges take three entries. */
+	mrc_seg_iter_phys(&it, bufs, ARRAY_SIZE(bufs));
+	KUNIT_EXPECT_EQ(test, mrc_klm_count(&it, 3, &n), 0);
+	KUNIT_EXPECT_EQ(test, n, 3U);
+	/* One fewer allowed: refused, and @count left alone. */
+	n = 0;
+	KUNIT_EXPECT_EQ(test, mrc_klm_count(&it, 2, &n), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, n, 0U);
+}
+
+/*
+ * A device-less mrc_device is enough for planning: only caps are read
+ * (the translation area's size bounds how many KLM entries are counted).
+ */
 static void tr_plan_dev(struct mrc_device *mdev, u32 flags)
 {
 	memset(mdev, 0, sizeof(*mdev));
+	mdev->caps.xlt_size = SZ_64K;
 	mdev->caps.page_size_bitmap = TR_BITMAP_4K_2M;
 	mdev->caps.flags = flags;
 }
@@ -560,6 +583,7 @@ static struct kunit_case translate_test_cases[] = {
 	KUNIT_CASE(mrc_klm_fill_encoding),
 	KUNIT_CASE(mrc_klm_fill_chunked),
 	KUNIT_CASE(mrc_klm_count_empty),
+	KUNIT_CASE(mrc_klm_count_over_max),
 	KUNIT_CASE(mrc_trans_plan_modes),
 	KUNIT_CASE(mrc_trans_plan_length_mismatch),
 	KUNIT_CASE(mrc_mtt_fill_random_never_outside),

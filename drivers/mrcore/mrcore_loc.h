@@ -187,7 +187,7 @@ int mrc_mtt_fill(struct mrc_mtt_builder *b, __le64 *out, u32 max);
 void mrc_klm_builder_init(struct mrc_klm_builder *b,
 			  const struct mrc_seg_iter *segs, u32 key);
 u32 mrc_klm_fill(struct mrc_klm_builder *b, struct mrc_klm *out, u32 max);
-int mrc_klm_count(const struct mrc_seg_iter *segs, u32 *count);
+int mrc_klm_count(const struct mrc_seg_iter *segs, u32 max, u32 *count);
 int mrc_trans_plan(const struct mrc_device *mdev, struct mrc_trans *t);
 
 /* umem.c */

@@ -443,19 +443,24 @@ EXPORT_SYMBOL_IF_KUNIT(mrc_klm_fill);
 /**
  * mrc_klm_count - KLM entries a list takes
  * @segs: the segments
+ * @max: the most entries that could be used (what the translation area
+ *	holds); counting stops there, so a huge list costs no more than that
  * @count: out
  *
- * Return: 0, or -EINVAL for an empty list or more than U32_MAX entries.
+ * Return: 0, -EINVAL for an empty list, or -ENOSPC when the list needs
+ * more than @max entries.
  */
-int mrc_klm_count(const struct mrc_seg_iter *segs, u32 *count)
+int mrc_klm_count(const struct mrc_seg_iter *segs, u32 max, u32 *count)
 {
 	struct mrc_klm_builder b;
 	u32 n;
 
 	mrc_klm_builder_init(&b, segs, 0);
-	n = mrc_klm_fill(&b, NULL, U32_MAX);
-	if (!n || mrc_klm_fill(&b, NULL, 1))
+	n = mrc_klm_fill(&b, NULL, max);
+	if (!n)
 		return -EINVAL;
+	if (mrc_klm_fill(&b, NULL, 1))
+		return -ENOSPC;
 	*count = n;
 	return 0;
 }
@@ -482,7 +487,10 @@ static int mrc_trans_plan_table(const struct mrc_device *mdev,
 
 	if (!(mdev->caps.flags & MRC_CAP_KLM))
 		return -EOPNOTSUPP;
-	ret = mrc_klm_count(&t->segs, &t->nentries);
+	ret = mrc_klm_count(&t->segs,
+			    min_t(u64, U32_MAX,
+				  mdev->caps.xlt_size / MRC_KLM_ENTRY_SIZE),
+			    &t->nentries);
 	if (ret)
 		return ret;
 	t->mode = MRC_ACCESS_MODE_KLM;
