@@ -5,5 +5,5 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 bash "$here/deps.sh" kunit
-src=$(mrc_linux_src)
+src=$(mrc_linux_tree)
 "$src/scripts/checkpatch.pl" --strict --no-tree --terse --show-types -f "$@"

@@ -13,8 +13,9 @@ want=(make gcc bc bison flex libelf-dev libssl-dev kmod cpio)
 case "${1:-all}" in
 build)	;;
 kunit)	want+=(python3 qemu-system-x86 linux-source-6.1 xz-utils dwarves rsync) ;;
-vm)	want+=(qemu-system-x86 busybox-static iproute2 fio nvme-cli rdma-core
-	       ibverbs-utils open-iscsi targetcli-fb) ;;
+vm)	# linux-source-6.1: the C selftests build against its kselftest harness.
+	want+=(qemu-system-x86 busybox-static iproute2 fio nvme-cli rdma-core
+	       ibverbs-utils open-iscsi targetcli-fb linux-source-6.1 xz-utils) ;;
 all)	want+=(python3 qemu-system-x86 linux-source-6.1 xz-utils dwarves rsync
 	       sparse busybox-static iproute2 fio nvme-cli ibverbs-utils) ;;
 *)	echo "usage: $0 [build|kunit|vm|all]" >&2; exit 2 ;;

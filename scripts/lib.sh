@@ -4,6 +4,10 @@
 MRCORE_CACHE=${MRCORE_CACHE:-$HOME/.cache/mrcore}
 export MRCORE_CACHE
 
+# What in a console log is a kernel splat: any of it fails a test run,
+# even when every check passed.
+MRC_SPLAT='(BUG:|WARNING:|KASAN:|UBSAN:|Oops|general protection|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|suspicious RCU usage|kernel BUG|Kernel panic)'
+
 mrc_as_root() {
 	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
@@ -30,16 +34,22 @@ mrc_abi() {
 	echo "$dep"
 }
 
-# A pristine linux-source-6.1 tree extracted into the cache (read-only use:
-# checkpatch, kunit.py). Extracted again when the package version changes.
-mrc_linux_src() {
-	local tarball=/usr/src/linux-source-6.1.tar.xz dir="$MRCORE_CACHE/src"
-	local ver
+# The linux-source-6.1 tree in the cache, extracted again when the package
+# version changes, with the hooks that place this project under
+# drivers/mrcore-pkg (scripts/tree.sh fills that directory). checkpatch.pl
+# and the kselftest harness are read from the same tree.
+mrc_linux_tree() {
+	local tree="$MRCORE_CACHE/linux" ver
 	ver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
-	if [ ! -f "$dir/.version" ] || [ "$(cat "$dir/.version")" != "$ver" ]; then
-		rm -rf "$dir" && mkdir -p "$dir"
-		tar -C "$dir" --strip-components=1 -xf "$tarball" >&2
-		echo "$ver" > "$dir/.version"
+	if [ ! -f "$tree/.mrcore-version" ] || [ "$(cat "$tree/.mrcore-version")" != "$ver" ]; then
+		echo "tree: extracting linux-source-6.1 $ver" >&2
+		rm -rf "$tree" && mkdir -p "$tree"
+		tar -C "$tree" --strip-components=1 -xf /usr/src/linux-source-6.1.tar.xz
+		# drivers/Kconfig ends with "endmenu": insert our line before it.
+		sed -i '$d' "$tree/drivers/Kconfig"
+		printf 'source "drivers/mrcore-pkg/Kconfig"\n\nendmenu\n' >> "$tree/drivers/Kconfig"
+		echo 'obj-y += mrcore-pkg/' >> "$tree/drivers/Makefile"
+		echo "$ver" > "$tree/.mrcore-version"
 	fi
-	echo "$dir"
+	echo "$tree"
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Build the userspace selftests on the host: mr_tests, against the
-# kselftest harness of the pristine linux-source-6.1 tree and the private
+# kselftest harness of the cached linux-source-6.1 tree and the private
 # UAPI of mrcore_test.ko, and the registration benchmark mr_bench, both
 # statically linked so the VM needs no libraries.
 #
@@ -14,7 +14,7 @@ top=$(cd "$here/.." && pwd)
 [ $# = 1 ] || { echo "usage: $0 OUTDIR" >&2; exit 2; }
 out=$1
 mkdir -p "$out"
-src=$(mrc_linux_src)
+src=$(mrc_linux_tree)
 
 cflags=(-O2 -Wall -Werror -I"$src/tools/testing/selftests"
 	-I"$top/drivers/mrcore_test")
