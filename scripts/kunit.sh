@@ -36,10 +36,9 @@ ran=${ran:-0} passed=${passed:-0}
 failed=$((ran - passed))
 [ "$rc" != 0 ] && [ "$failed" = 0 ] && failed=1
 
-splat='(BUG:|WARNING:|KASAN:|UBSAN:|Oops|general protection|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|kernel BUG|Kernel panic)'
-if grep -E -q "$splat" "$kbuild/test.log"; then
+if grep -E -q "$MRC_SPLAT" "$kbuild/test.log"; then
 	echo "kunit: kernel splat in the console log ($kbuild/test.log):"
-	grep -E -m 5 "$splat" "$kbuild/test.log" | sed 's/^/  /'
+	grep -E -m 5 "$MRC_SPLAT" "$kbuild/test.log" | sed 's/^/  /'
 	failed=$((failed + 1))
 fi
 if [ "$ran" = 0 ]; then

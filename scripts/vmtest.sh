@@ -77,10 +77,9 @@ if ! grep -q '^MRCORE-VM-DONE' "$log"; then
 	fail=$((fail + 1))
 fi
 # A splat fails the run even when every check passed.
-splat='(BUG:|WARNING:|KASAN:|UBSAN:|Oops|general protection|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|suspicious RCU usage|kernel BUG|Kernel panic)'
-if grep -E -q "$splat" "$log"; then
+if grep -E -q "$MRC_SPLAT" "$log"; then
 	echo "not ok - vm($kernel): kernel splat in the console log:"
-	grep -E -m 5 "$splat" "$log" | sed 's/^/#   /'
+	grep -E -m 5 "$MRC_SPLAT" "$log" | sed 's/^/#   /'
 	fail=$((fail + 1))
 fi
 echo "vmtest($kernel/$mode): $pass passed, $fail failed"
