@@ -11,6 +11,11 @@
 #include <linux/netdevice.h>
 #include <linux/platform_device.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <linux/completion.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/mrcore.h>
 
@@ -28,17 +33,16 @@
 #define VHCA_PKEY_TBL_LEN	1
 #define VHCA_MAX_MSG_SIZE	BIT(31)
 
-/*
- * Queue limits the engine is designed for. They are reported now so that
- * callers size their requests once; until the engine lands, creating a QP
- * or CQ fails with -EOPNOTSUPP.
- */
+/* Queue limits. */
 #define VHCA_MAX_QP		4096
 #define VHCA_MAX_QP_WR		4096
 #define VHCA_MAX_SGE		16
 #define VHCA_MAX_CQ		4096
 #define VHCA_MAX_CQE		((1 << 16) - 1)
 #define VHCA_MAX_RD_ATOM	16
+#define VHCA_MAX_SRQ		1024
+#define VHCA_MAX_SRQ_WR		4096
+#define VHCA_MAX_AH		(1 << 16)
 
 /*
  * Device memory is one region, standing for the HCA's BAR:
@@ -99,6 +103,11 @@ struct vhca_devmem {
  * @mkey_users: per context slot, walkers between looking the slot up and
  *	finishing their copy (walker.c); invalidation waits for zero
  * @debugfs: /sys/kernel/debug/vhca/<name>/, or NULL or an error pointer
+ * @qps: QP number -> struct vhca_qp; the engine looks up responders here
+ *	under RCU and takes a reference
+ * @wq: the DMA engine's workqueue: every QP's send queue runs on it
+ * @atomic_lock: serialises atomics the device executes as responder
+ * @fabric_node: entry on the loopback fabric's port list (fabric.c)
  * @list: entry on the live or the dead device list; protected by
  *	vhca_list_lock (main.c)
  * @name: the name the device was created with; names @mdev and @debugfs
@@ -114,6 +123,10 @@ struct vhca_dev {
 	u32 rsvd_lkey;
 	atomic_t *mkey_users;
 	struct dentry *debugfs;
+	struct xarray qps;
+	struct workqueue_struct *wq;
+	spinlock_t atomic_lock;
+	struct list_head fabric_node;
 	struct list_head list;
 	char name[IB_DEVICE_NAME_MAX];
 };
@@ -128,20 +141,214 @@ struct vhca_pd {
 	struct mrc_pd base_pd;
 };
 
+/* Inline data a send WQE can carry, in bytes. */
+#define VHCA_MAX_INLINE		256
+
 /**
- * struct vhca_cq - a completion queue; engine state comes with the engine
- * @ibcq: ib_core's CQ
+ * struct vhca_cq - a completion queue
+ * @ibcq: ib_core's CQ; first, as INIT_RDMA_OBJ_SIZE() requires
+ * @lock: protects everything below; taken with irqsave (poll_cq may be
+ *	called from any context)
+ * @ring: @size completion slots
+ * @size: slots in @ring, ibcq.cqe + 1
+ * @head: next slot to fill (producer), free-running
+ * @tail: next slot to poll (consumer), free-running
+ * @notify: 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP: armed by req_notify_cq,
+ *	disarmed when the handler is called
+ * @overflow: a completion found the ring full; the CQ is in error
  */
 struct vhca_cq {
 	struct ib_cq ibcq;
+	spinlock_t lock;
+	struct ib_wc *ring;
+	u32 size;
+	u32 head;
+	u32 tail;
+	u8 notify;
+	bool overflow;
 };
 
 /**
- * struct vhca_qp - a queue pair; engine state comes with the engine
- * @ibqp: ib_core's QP
+ * struct vhca_recv_wqe - a posted receive, as the queue holds it
+ * @wr_id: the caller's id
+ * @num_sge: valid entries of @sge
+ * @sge: scatter list, the queue's max_sge entries
+ */
+struct vhca_recv_wqe {
+	u64 wr_id;
+	u32 num_sge;
+	struct ib_sge sge[];
+};
+
+/**
+ * struct vhca_rq - a receive queue (a QP's own, or an SRQ's)
+ * @lock: protects everything below; irqsave
+ * @wqe: @size slots of @stride bytes, each a struct vhca_recv_wqe
+ * @stride: bytes per slot
+ * @size: slots, a power of two
+ * @max_wr: receives the caller may have outstanding (<= @size)
+ * @max_sge: SGEs per receive
+ * @head: next slot to fill (post_recv), free-running
+ * @tail: next slot to consume (engine), free-running
+ */
+struct vhca_rq {
+	spinlock_t lock;
+	void *wqe;
+	u32 stride;
+	u32 size;
+	u32 max_wr;
+	u32 max_sge;
+	u32 head;
+	u32 tail;
+};
+
+/**
+ * struct vhca_srq - a shared receive queue
+ * @ibsrq: ib_core's SRQ; first
+ * @rq: the queue
+ * @limit: srq_limit; 0 = not armed. Protected by @rq.lock
+ */
+struct vhca_srq {
+	struct ib_srq ibsrq;
+	struct vhca_rq rq;
+	u32 limit;
+};
+
+/**
+ * struct vhca_ah - an address handle: where a UD send goes
+ * @ibah: ib_core's AH; first
+ * @attr: the attributes it was created with (dgid, sgid index, ...)
+ */
+struct vhca_ah {
+	struct ib_ah ibah;
+	struct rdma_ah_attr attr;
+};
+
+/**
+ * struct vhca_send_wqe - a posted send, as the queue holds it
+ * @wr_id: the caller's id
+ * @opcode: enum ib_wr_opcode
+ * @send_flags: IB_SEND_*
+ * @num_sge: entries of @sge (0 with IB_SEND_INLINE)
+ * @inline_len: bytes of inline data in @inline_data
+ * @ex: imm_data (network order) or invalidate_rkey
+ * @rdma: RDMA READ/WRITE target
+ * @atomic: atomic target and operands
+ * @ud: UD destination, copied from the AH at post time
+ * @reg: IB_WR_REG_MR: the MR, its new key and access
+ * @sge: gather list, or (IB_SEND_INLINE) @inline_data
+ */
+struct vhca_send_wqe {
+	u64 wr_id;
+	u32 opcode;
+	u32 send_flags;
+	u32 num_sge;
+	u32 inline_len;
+	union {
+		__be32 imm_data;
+		u32 invalidate_rkey;
+	} ex;
+	union {
+		struct {
+			u64 remote_addr;
+			u32 rkey;
+		} rdma;
+		struct {
+			u64 remote_addr;
+			u64 compare_add;
+			u64 swap;
+			u32 rkey;
+		} atomic;
+		struct {
+			union ib_gid dgid;
+			u32 remote_qpn;
+			u32 remote_qkey;
+			u8 sgid_index;
+		} ud;
+		struct {
+			struct ib_mr *mr;
+			u32 key;
+			int access;
+		} reg;
+	};
+	union {
+		DECLARE_FLEX_ARRAY(struct ib_sge, sge);
+		DECLARE_FLEX_ARRAY(u8, inline_data);
+	};
+};
+
+/**
+ * struct vhca_sq - a send queue
+ * @lock: protects @head and @tail; irqsave
+ * @wqe: @size slots of @stride bytes, each a struct vhca_send_wqe
+ * @stride: bytes per slot
+ * @size: slots, a power of two
+ * @max_wr: sends the caller may have outstanding (<= @size)
+ * @max_sge: SGEs per send
+ * @max_inline: inline bytes per send
+ * @head: next slot to fill (post_send), free-running
+ * @tail: next slot the engine executes, free-running; a slot is free
+ *	again once the engine has completed it and advanced @tail
+ */
+struct vhca_sq {
+	spinlock_t lock;
+	void *wqe;
+	u32 stride;
+	u32 size;
+	u32 max_wr;
+	u32 max_sge;
+	u32 max_inline;
+	u32 head;
+	u32 tail;
+};
+
+/**
+ * struct vhca_qp - a queue pair
+ * @ibqp: ib_core's QP; first
+ * @vdev: the device
+ * @refs: users: the QP table's one, plus the engine's lookups (a
+ *	requester executing against this QP as responder); destroy drops
+ *	the table's and waits for @released
+ * @released: completed when @refs reaches zero
+ * @state_lock: protects @state and @attr against modify_qp and the
+ *	engine's error transitions; irqsave
+ * @state: the IBTA state
+ * @attr: attributes as last modified: qkey, dest_qp_num, ah_attr (dgid),
+ *	qp_access_flags, timeout, retry_cnt, rnr_retry, min_rnr_timer,
+ *	path_mtu, psns, ...; the engine reads what it needs under @state_lock
+ * @pdn: PD number the engine checks keys against (the QP's PD)
+ * @sq: send queue
+ * @rq: receive queue (unused with @srq)
+ * @srq: the SRQ, or NULL
+ * @scq: send CQ
+ * @rcq: receive CQ
+ * @sq_sig_all: every send completes (IB_SIGNAL_ALL_WR)
+ * @sq_work: runs the send queue on the device's workqueue
+ * @retry_work: re-runs it after an RNR NAK or a transport timeout
+ * @rnr_left: RNR retries left for the WQE at @sq.tail (7 = infinite)
+ * @retry_left: transport retries left for the WQE at @sq.tail
+ * @stopped: set by destroy: the engine touches the QP no more
  */
 struct vhca_qp {
 	struct ib_qp ibqp;
+	struct vhca_dev *vdev;
+	refcount_t refs;
+	struct completion released;
+	spinlock_t state_lock;
+	enum ib_qp_state state;
+	struct ib_qp_attr attr;
+	u32 pdn;
+	struct vhca_sq sq;
+	struct vhca_rq rq;
+	struct vhca_srq *srq;
+	struct vhca_cq *scq;
+	struct vhca_cq *rcq;
+	bool sq_sig_all;
+	struct work_struct sq_work;
+	struct delayed_work retry_work;
+	u8 rnr_left;
+	u8 retry_left;
+	bool stopped;
 };
 
 /**
@@ -167,6 +374,26 @@ static inline struct vhca_dev *mdev_to_vhca(struct mrc_device *mdev)
 static inline struct vhca_pd *to_vhca_pd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct vhca_pd, ibpd);
+}
+
+static inline struct vhca_cq *to_vhca_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct vhca_cq, ibcq);
+}
+
+static inline struct vhca_qp *to_vhca_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct vhca_qp, ibqp);
+}
+
+static inline struct vhca_srq *to_vhca_srq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct vhca_srq, ibsrq);
+}
+
+static inline struct vhca_ah *to_vhca_ah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct vhca_ah, ibah);
 }
 
 static inline struct vhca_mr *to_vhca_mr(struct ib_mr *ibmr)

@@ -15,6 +15,27 @@ static inline void __iomem *vhca_mkc_slot(struct vhca_dev *vdev, u32 index)
 	return vdev->mem.mkc + (size_t)index * VHCA_MKC_SIZE;
 }
 
+/* ah.c */
+int vhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		   struct ib_udata *udata);
+int vhca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr);
+int vhca_destroy_ah(struct ib_ah *ibah, u32 flags);
+
+/* cq.c */
+int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata);
+int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int vhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int vhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+/*
+ * Add a completion; never sleeps. Calls the completion handler if the CQ
+ * is armed for it (IB_CQ_NEXT_COMP, or IB_CQ_SOLICITED and @solicited).
+ * Return: 0, or -ENOSPC if the ring is full: the completion is lost, the
+ * CQ is in error and IB_EVENT_CQ_ERR has been dispatched.
+ */
+int vhca_cq_post(struct vhca_cq *cq, const struct ib_wc *wc, bool solicited);
+
 /* debugfs.c */
 void vhca_debugfs_init(struct vhca_dev *vdev, struct dentry *root);
 void vhca_debugfs_fini(struct vhca_dev *vdev);
@@ -28,6 +49,43 @@ int vhca_mkey_xlt_check(struct vhca_dev *vdev, const struct mrc_mkey_ctx *ctx);
 const char *vhca_mkey_state_name(u8 state);
 const char *vhca_access_mode_name(u8 mode);
 
+/* engine.c: the DMA engine */
+int vhca_engine_init(struct vhca_dev *vdev);
+void vhca_engine_fini(struct vhca_dev *vdev);
+/* Initialise @qp's work items; called by create_qp before the QP is visible. */
+void vhca_engine_qp_init(struct vhca_qp *qp);
+/* Run @qp's send queue soon (post_send, a move to RTS or to ERR). */
+void vhca_engine_kick(struct vhca_qp *qp);
+/* Stop running @qp's send queue and wait for the engine to leave it. */
+void vhca_engine_qp_stop(struct vhca_qp *qp);
+
+/* fabric.c: the in-kernel loopback fabric joining every vhca port */
+void vhca_fabric_add(struct vhca_dev *vdev);
+void vhca_fabric_del(struct vhca_dev *vdev);
+/*
+ * The registered vhca whose port holds @dgid (RoCE v2), with
+ * ib_device_try_get() taken (ib_device_put() it), or NULL.
+ */
+struct vhca_dev *vhca_fabric_route(const union ib_gid *dgid);
+
+/* frwr.c: fast registration */
+struct ib_mr *vhca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg);
+int vhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
+/*
+ * Executed by the engine in QP order, as the device: IB_WR_REG_MR writes
+ * @ibmr's page list into its translation entries and then its context
+ * (key @key, @access, VALID) into device memory; LOCAL_INV and remote
+ * invalidation move the context of @key to FREE. @pdn is the executing
+ * QP's PD. Return: 0 or a negative errno the engine turns into a
+ * completion status (-EINVAL/-EPERM/-ENOKEY: IB_WC_MW_BIND_ERR for
+ * REG_MR, IB_WC_LOC_PROT_ERR or IB_WC_REM_INV_REQ_ERR for invalidation).
+ */
+int vhca_exec_reg_mr(struct vhca_dev *vdev, u32 pdn, struct ib_mr *ibmr,
+		     u32 key, int access);
+int vhca_exec_inv(struct vhca_dev *vdev, u32 pdn, u32 key);
+
 /* main.c */
 void vhca_dev_retire(struct vhca_dev *vdev);
 
@@ -40,6 +98,49 @@ struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 struct ib_pd *new_pd, struct ib_udata *udata);
 int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int vhca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+
+/* qp.c */
+int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
+		   struct ib_udata *udata);
+int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		   struct ib_udata *udata);
+int vhca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		  struct ib_qp_init_attr *init_attr);
+int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
+/* The QP numbered @qpn on @vdev with a reference taken, or NULL. */
+struct vhca_qp *vhca_qp_get(struct vhca_dev *vdev, u32 qpn);
+void vhca_qp_put(struct vhca_qp *qp);
+/*
+ * Move @qp to ERR (the engine, on a fatal completion): dispatches
+ * IB_EVENT_QP_FATAL-style events as IBTA says, flushes the receive queue
+ * and kicks the engine to flush the send queue. Never sleeps.
+ */
+void vhca_qp_error(struct vhca_qp *qp);
+/* Complete every receive on @qp's own RQ with IB_WC_WR_FLUSH_ERR. */
+void vhca_qp_flush_rq(struct vhca_qp *qp);
+
+/* srq.c: receive queues, shared or not */
+int vhca_rq_init(struct vhca_rq *rq, u32 max_wr, u32 max_sge);
+void vhca_rq_fini(struct vhca_rq *rq);
+/* Validate and queue; -EINVAL (too many SGEs) or -ENOMEM (full), *bad_wr set. */
+int vhca_rq_post(struct vhca_rq *rq, const struct ib_recv_wr *wr,
+		 const struct ib_recv_wr **bad_wr);
+/* Take the oldest receive into @out (room for max_sge SGEs); false if empty. */
+bool vhca_rq_pop(struct vhca_rq *rq, struct vhca_recv_wqe *out);
+/* As vhca_rq_pop(), and fire IB_EVENT_SRQ_LIMIT_REACHED when armed. */
+bool vhca_srq_pop(struct vhca_srq *srq, struct vhca_recv_wqe *out);
+int vhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
+		    struct ib_udata *udata);
+int vhca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask attr_mask, struct ib_udata *udata);
+int vhca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int vhca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int vhca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
 
 /* verbs.c */
 struct vhca_dev *vhca_dev_alloc(const char *name, struct net_device *ndev,
