@@ -150,12 +150,18 @@ struct vhca_pd {
  * @lock: protects everything below; taken with irqsave (poll_cq may be
  *	called from any context)
  * @ring: @size completion slots
- * @size: slots in @ring, ibcq.cqe + 1
- * @head: next slot to fill (producer), free-running
- * @tail: next slot to poll (consumer), free-running
+ * @size: slots in @ring, ibcq.cqe + 1: one stays empty, so that a full
+ *	ring is told from an empty one
+ * @head: next slot to fill (producer), an index below @size
+ * @tail: next slot to poll (consumer), an index below @size; the ring is
+ *	empty when @head == @tail
  * @notify: 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP: armed by req_notify_cq,
  *	disarmed when the handler is called
  * @overflow: a completion found the ring full; the CQ is in error
+ * @in_handler: a poster is running the completion handler; others leave
+ *	the call to it (the handler never runs twice at once)
+ * @call_again: a notification came while @in_handler: the poster running
+ *	the handler calls it once more
  */
 struct vhca_cq {
 	struct ib_cq ibcq;
@@ -166,6 +172,8 @@ struct vhca_cq {
 	u32 tail;
 	u8 notify;
 	bool overflow;
+	bool in_handler;
+	bool call_again;
 };
 
 /**
