@@ -10,6 +10,7 @@
 #include <linux/list.h>
 #include <linux/netdevice.h>
 #include <linux/platform_device.h>
+#include <linux/sizes.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -107,6 +108,8 @@ struct vhca_devmem {
  *	under RCU and takes a reference
  * @wq: the DMA engine's workqueue: every QP's send queue runs on it
  * @atomic_lock: serialises atomics the device executes as responder
+ * @bounce: per possible CPU, a VHCA_BOUNCE_SIZE staging buffer the engine
+ *	moves data through, used with preemption disabled
  * @fabric_node: entry on the loopback fabric's port list (fabric.c)
  * @list: entry on the live or the dead device list; protected by
  *	vhca_list_lock (main.c)
@@ -126,6 +129,7 @@ struct vhca_dev {
 	struct xarray qps;
 	struct workqueue_struct *wq;
 	spinlock_t atomic_lock;
+	void **bounce;
 	struct list_head fabric_node;
 	struct list_head list;
 	char name[IB_DEVICE_NAME_MAX];
@@ -140,6 +144,9 @@ struct vhca_pd {
 	struct ib_pd ibpd;
 	struct mrc_pd base_pd;
 };
+
+/* The engine's staging buffer: data moves through it this much at a time. */
+#define VHCA_BOUNCE_SIZE	SZ_64K
 
 /* Inline data a send WQE can carry, in bytes. */
 #define VHCA_MAX_INLINE		256
@@ -335,6 +342,7 @@ struct vhca_sq {
  * @retry_work: re-runs it after an RNR NAK or a transport timeout
  * @rnr_left: RNR retries left for the WQE at @sq.tail (7 = infinite)
  * @retry_left: transport retries left for the WQE at @sq.tail
+ * @retrying: @rnr_left and @retry_left belong to the WQE at @sq.tail
  * @stopped: set by destroy: the engine touches the QP no more
  */
 struct vhca_qp {
@@ -356,6 +364,7 @@ struct vhca_qp {
 	struct delayed_work retry_work;
 	u8 rnr_left;
 	u8 retry_left;
+	bool retrying;
 	bool stopped;
 };
 

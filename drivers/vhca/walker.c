@@ -72,7 +72,13 @@ static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
 static bool vhca_dir_writes(enum vhca_access_dir dir)
 {
 	return dir == VHCA_ACCESS_LOCAL_WRITE ||
-	       dir == VHCA_ACCESS_REMOTE_WRITE;
+	       dir == VHCA_ACCESS_REMOTE_WRITE ||
+	       dir == VHCA_ACCESS_ATOMIC_WRITE;
+}
+
+static bool vhca_dir_remote(enum vhca_access_dir dir)
+{
+	return dir != VHCA_ACCESS_LOCAL_READ && dir != VHCA_ACCESS_LOCAL_WRITE;
 }
 
 /* The MRC_ACCESS_* right an access needs, or 0 (local reads). */
@@ -90,6 +96,10 @@ static int vhca_dir_right(enum vhca_access_dir dir, u32 *right)
 		return 0;
 	case VHCA_ACCESS_REMOTE_WRITE:
 		*right = MRC_ACCESS_REMOTE_WRITE;
+		return 0;
+	case VHCA_ACCESS_ATOMIC_READ:
+	case VHCA_ACCESS_ATOMIC_WRITE:
+		*right = MRC_ACCESS_REMOTE_ATOMIC;
 		return 0;
 	}
 	return -EINVAL;
@@ -187,14 +197,16 @@ static int vhca_dma_copy(struct vhca_walk *w, dma_addr_t dma, u64 len)
 		if (!pfn_valid(PHYS_PFN(phys)))
 			return -EFAULT;
 
-		va = kmap_local_page(pfn_to_page(PHYS_PFN(phys)));
-		if (vhca_dir_writes(w->dir))
-			memcpy(va + off, w->buf, n);
-		else
-			memcpy(w->buf, va + off, n);
-		kunmap_local(va);
-
-		w->buf += n;
+		/* A probe (no buffer) checks the walk and moves nothing. */
+		if (w->buf) {
+			va = kmap_local_page(pfn_to_page(PHYS_PFN(phys)));
+			if (vhca_dir_writes(w->dir))
+				memcpy(va + off, w->buf, n);
+			else
+				memcpy(w->buf, va + off, n);
+			kunmap_local(va);
+			w->buf += n;
+		}
 		dma += n;
 		len -= n;
 	}
@@ -332,8 +344,7 @@ static int vhca_check_rights(const struct vhca_walk *w,
 
 	/* The local DMA key serves every PD, and local access only. */
 	if (ctx->pdn == MRC_PDN_ANY) {
-		if (w->dir == VHCA_ACCESS_REMOTE_READ ||
-		    w->dir == VHCA_ACCESS_REMOTE_WRITE)
+		if (vhca_dir_remote(w->dir))
 			return -EPERM;
 	} else if (ctx->pdn != w->pdn) {
 		return -EPERM;
@@ -407,6 +418,32 @@ static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
 }
 
 /**
+ * vhca_access - vhca_dev_access() for the driver's own callers (the engine)
+ * @vdev: the device
+ * @pdn: PD number of the requester
+ * @key: lkey or rkey
+ * @iova: first address, in the key's address space
+ * @buf: kernel buffer, or NULL to check the walk without moving bytes
+ * @len: bytes
+ * @dir: enum vhca_access_dir
+ *
+ * Context: any context but NMI; does not sleep.
+ * Return: as vhca_dev_access(), without -ENODEV.
+ */
+int vhca_access(struct vhca_dev *vdev, u32 pdn, u32 key, u64 iova, void *buf,
+		size_t len, enum vhca_access_dir dir)
+{
+	struct vhca_walk w = {
+		.vdev = vdev,
+		.pdn = pdn,
+		.dir = dir,
+		.buf = buf,
+	};
+
+	return vhca_walk_key(&w, key, iova, len, 0);
+}
+
+/**
  * vhca_dev_access - move bytes between a kernel buffer and memory named by a key
  * @ibdev: a vhca ib_device
  * @pdn: PD number of the requester (the QP's PD); checked against the context
@@ -433,17 +470,10 @@ static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
 int vhca_dev_access(struct ib_device *ibdev, u32 pdn, u32 key, u64 iova,
 		    void *buf, size_t len, enum vhca_access_dir dir)
 {
-	struct vhca_walk w = {
-		.pdn = pdn,
-		.dir = dir,
-		.buf = buf,
-	};
-
 	if (!vhca_is_vhca(ibdev))
 		return -ENODEV;
 
-	w.vdev = to_vhca_dev(ibdev);
-	return vhca_walk_key(&w, key, iova, len, 0);
+	return vhca_access(to_vhca_dev(ibdev), pdn, key, iova, buf, len, dir);
 }
 EXPORT_SYMBOL_GPL(vhca_dev_access);
 

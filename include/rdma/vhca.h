@@ -27,6 +27,8 @@ enum vhca_access_dir {
 	VHCA_ACCESS_LOCAL_WRITE,	/* scatter into the MR (receive, RDMA read sink) */
 	VHCA_ACCESS_REMOTE_READ,	/* responder reads the MR */
 	VHCA_ACCESS_REMOTE_WRITE,	/* responder writes the MR */
+	VHCA_ACCESS_ATOMIC_READ,	/* responder reads an atomic's target */
+	VHCA_ACCESS_ATOMIC_WRITE,	/* responder writes an atomic's result */
 };
 
 /**
@@ -35,7 +37,7 @@ enum vhca_access_dir {
  * @pdn: PD number of the requester (the QP's PD); checked against the context
  * @key: lkey or rkey
  * @iova: first address, in the key's address space
- * @buf: kernel buffer
+ * @buf: kernel buffer, or NULL to check the whole walk without moving bytes
  * @len: bytes; 0 is allowed and checks only the key, PD and rights
  * @dir: enum vhca_access_dir
  *
