@@ -29,10 +29,13 @@ int vhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int vhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 /*
- * Add a completion; never sleeps. Calls the completion handler if the CQ
- * is armed for it (IB_CQ_NEXT_COMP, or IB_CQ_SOLICITED and @solicited).
+ * Add a completion; never sleeps. Calls the completion handler, with no
+ * lock held, if the CQ is armed for it (IB_CQ_NEXT_COMP, or
+ * IB_CQ_SOLICITED and @solicited or an error status): call it holding no
+ * QP lock, and not from inside a verb the consumer called.
  * Return: 0, or -ENOSPC if the ring is full: the completion is lost, the
- * CQ is in error and IB_EVENT_CQ_ERR has been dispatched.
+ * CQ is in error and IB_EVENT_CQ_ERR has been dispatched (on the first
+ * loss only).
  */
 int vhca_cq_post(struct vhca_cq *cq, const struct ib_wc *wc, bool solicited);
 

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vhca completion queues: a ring of struct ib_wc in host memory.
+ *
+ * The engine adds completions with vhca_cq_post() from process or softirq
+ * context; consumers poll and arm from any context. Everything is under
+ * cq->lock, taken irqsave. The consumer's callbacks (the completion
+ * handler, the CQ error event) run after the lock is dropped, so that a
+ * handler may poll and rearm. core_locking.rst forbids running one CQ's
+ * completion handler on two CPUs at once: a poster that finds the handler
+ * running leaves the call to the poster running it (in_handler and
+ * call_again).
+ *
+ * Overflow: a completion that finds the ring full is lost, the CQ is in
+ * error and IB_EVENT_CQ_ERR is dispatched, once. The completions queued
+ * before it stay valid, and poll_cq returns them: it never fails, because
+ * ib_core's pollers and the ULPs read its return as a count (mlx5, rxe and
+ * siw never fail it either). Later completions are still queued while
+ * there is room, so that a consumer tearing the CQ down still sees its
+ * drain completions.
+ *
+ * Kernel consumers only: there are no user CQs.
+ */
+#include <linux/slab.h>
+
+#include "vhca_loc.h"
+
+static u32 vhca_cq_next(const struct vhca_cq *cq, u32 slot)
+{
+	return slot + 1 == cq->size ? 0 : slot + 1;
+}
+
+static u32 vhca_cq_count(struct vhca_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+
+	if (cq->head >= cq->tail)
+		return cq->head - cq->tail;
+	return cq->size - cq->tail + cq->head;
+}
+
+/**
+ * vhca_create_cq - create a completion queue
+ * @ibcq: the CQ ib_core allocated
+ * @attr: size, completion vector and flags
+ * @udata: userspace data; user CQs are not supported
+ *
+ * Return: 0, -EOPNOTSUPP for a user CQ or any creation flag, -EINVAL for
+ * a size outside [1, VHCA_MAX_CQE] or a bad vector, or -ENOMEM.
+ */
+int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct vhca_cq *cq = to_vhca_cq(ibcq);
+
+	if (udata || attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > VHCA_MAX_CQE)
+		return -EINVAL;
+	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
+		return -EINVAL;
+
+	cq->ring = kvcalloc(attr->cqe + 1, sizeof(*cq->ring), GFP_KERNEL);
+	if (!cq->ring)
+		return -ENOMEM;
+
+	spin_lock_init(&cq->lock);
+	cq->size = attr->cqe + 1;
+	ibcq->cqe = attr->cqe;
+	return 0;
+}
+
+/**
+ * vhca_destroy_cq - destroy a completion queue
+ * @ibcq: the CQ; ib_core guarantees that no QP or SRQ uses it any more
+ * @udata: unused
+ *
+ * Return: 0.
+ */
+int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	kvfree(to_vhca_cq(ibcq)->ring);
+	return 0;
+}
+
+/* Racy: vhca_resize_cq() checks again once it holds the lock. */
+static bool vhca_cq_fits(struct vhca_cq *cq, u32 cqe)
+{
+	unsigned long flags;
+	bool fits;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	fits = vhca_cq_count(cq) <= cqe;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return fits;
+}
+
+/**
+ * vhca_resize_cq - change the number of completions a CQ holds
+ * @ibcq: the CQ
+ * @cqe: the new size
+ * @udata: userspace data; user CQs are not supported
+ *
+ * The new ring is allocated without the lock; the queued completions move
+ * to it, in order, under the lock. An overflowed CQ stays in error.
+ *
+ * Return: 0, -EOPNOTSUPP with @udata, -EINVAL if @cqe is above
+ * VHCA_MAX_CQE or below the completions queued (or 1), or -ENOMEM.
+ */
+int vhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct vhca_cq *cq = to_vhca_cq(ibcq);
+	struct ib_wc *ring, *old;
+	unsigned long flags;
+	u32 n;
+
+	if (udata)
+		return -EOPNOTSUPP;
+	if (cqe < 1 || cqe > VHCA_MAX_CQE || !vhca_cq_fits(cq, cqe))
+		return -EINVAL;
+
+	ring = kvcalloc(cqe + 1, sizeof(*ring), GFP_KERNEL);
+	if (!ring)
+		return -ENOMEM;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (vhca_cq_count(cq) > cqe) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		kvfree(ring);
+		return -EINVAL;
+	}
+	for (n = 0; cq->tail != cq->head; n++) {
+		ring[n] = cq->ring[cq->tail];
+		cq->tail = vhca_cq_next(cq, cq->tail);
+	}
+	old = cq->ring;
+	cq->ring = ring;
+	cq->size = cqe + 1;
+	cq->head = n;
+	cq->tail = 0;
+	ibcq->cqe = cqe;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	kvfree(old);
+	return 0;
+}
+
+/**
+ * vhca_poll_cq - take completions off a CQ
+ * @ibcq: the CQ
+ * @num_entries: room in @wc
+ * @wc: where the completions go, oldest first
+ *
+ * Callable from any context, on several CPUs at once.
+ *
+ * Return: the number of completions taken, 0 if there were none. Never
+ * negative, even after an overflow (see the top of this file).
+ */
+int vhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct vhca_cq *cq = to_vhca_cq(ibcq);
+	unsigned long flags;
+	int n = 0;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	while (n < num_entries && cq->tail != cq->head) {
+		wc[n++] = cq->ring[cq->tail];
+		cq->tail = vhca_cq_next(cq, cq->tail);
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+/**
+ * vhca_req_notify_cq - arm a CQ's completion handler
+ * @ibcq: the CQ
+ * @flags: IB_CQ_SOLICITED or IB_CQ_NEXT_COMP, optionally with
+ *	IB_CQ_REPORT_MISSED_EVENTS
+ *
+ * The handler is called once, for the next completion (IB_CQ_NEXT_COMP)
+ * or the next solicited or failed one (IB_CQ_SOLICITED), and the CQ is
+ * disarmed. An IB_CQ_NEXT_COMP arm is not narrowed by a later
+ * IB_CQ_SOLICITED one.
+ *
+ * Return: 1 if IB_CQ_REPORT_MISSED_EVENTS was given and completions are
+ * queued (the caller must poll again), else 0.
+ */
+int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct vhca_cq *cq = to_vhca_cq(ibcq);
+	unsigned long irqflags;
+	int missed = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	if (flags & IB_CQ_NEXT_COMP)
+		cq->notify = IB_CQ_NEXT_COMP;
+	else if ((flags & IB_CQ_SOLICITED) && cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = IB_CQ_SOLICITED;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->head != cq->tail)
+		missed = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return missed;
+}
+
+/*
+ * Is the handler due for a completion just queued? IBTA: a solicited arm
+ * fires for solicited completions and for every completion in error.
+ */
+static bool vhca_cq_due(struct vhca_cq *cq, const struct ib_wc *wc,
+			bool solicited)
+{
+	lockdep_assert_held(&cq->lock);
+
+	if (!cq->ibcq.comp_handler)
+		return false;
+	if (cq->notify == IB_CQ_NEXT_COMP)
+		return true;
+	return cq->notify == IB_CQ_SOLICITED &&
+	       (solicited || wc->status != IB_WC_SUCCESS);
+}
+
+/*
+ * Call the handler, then again for every notification that came while it
+ * ran: posters on other CPUs left those calls to us.
+ */
+static void vhca_cq_run_handler(struct vhca_cq *cq)
+{
+	unsigned long flags;
+	bool again;
+
+	do {
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+
+		spin_lock_irqsave(&cq->lock, flags);
+		again = cq->call_again;
+		cq->call_again = false;
+		cq->in_handler = again;
+		spin_unlock_irqrestore(&cq->lock, flags);
+	} while (again);
+}
+
+/* A completion found the ring full: report the CQ in error, once. */
+static void vhca_cq_lost(struct vhca_cq *cq, const struct ib_wc *wc,
+			 bool first)
+{
+	struct ib_event ev = {
+		.device = cq->ibcq.device,
+		.element.cq = &cq->ibcq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	ibdev_dbg(cq->ibcq.device,
+		  "CQ overflow: lost wr_id 0x%llx status %d opcode %d\n",
+		  wc->wr_id, wc->status, wc->opcode);
+	if (first && cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+}
+
+/**
+ * vhca_cq_post - add a completion to a CQ
+ * @cq: the CQ
+ * @wc: the completion; copied
+ * @solicited: the completion is for a message sent with IB_SEND_SOLICITED
+ *
+ * Never sleeps; callable from process and softirq context. Calls the
+ * completion handler if the CQ is armed for this completion, after
+ * dropping the CQ lock. The caller must therefore hold no lock that the
+ * handler could need through a verb (a QP's queue or state lock), and,
+ * per core_locking.rst, must not be inside a verb called by the consumer
+ * (post_send, post_recv, modify_qp...) when the handler may fire.
+ *
+ * Return: 0, or -ENOSPC if the ring is full: the completion is lost, the
+ * CQ is in error and IB_EVENT_CQ_ERR has been dispatched (on the first
+ * loss).
+ */
+int vhca_cq_post(struct vhca_cq *cq, const struct ib_wc *wc, bool solicited)
+{
+	unsigned long flags;
+	bool call = false;
+	bool first;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (unlikely(vhca_cq_next(cq, cq->head) == cq->tail)) {
+		first = !cq->overflow;
+		cq->overflow = true;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		vhca_cq_lost(cq, wc, first);
+		return -ENOSPC;
+	}
+
+	cq->ring[cq->head] = *wc;
+	cq->head = vhca_cq_next(cq, cq->head);
+	if (vhca_cq_due(cq, wc, solicited)) {
+		cq->notify = 0;
+		if (cq->in_handler) {
+			cq->call_again = true;
+		} else {
+			cq->in_handler = true;
+			call = true;
+		}
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (call)
+		vhca_cq_run_handler(cq);
+	return 0;
+}
