@@ -3,10 +3,9 @@
  * vhca verbs: the ib_device, its hardware bring-up (device memory, the
  * platform device DMA is mapped on, the mrcore device) and its ops.
  *
- * This slice implements device and port queries, PDs and memory regions
- * (mr.c). The other ops ib_core requires of a kernel verbs provider exist
- * and fail with -EOPNOTSUPP until the engine lands; their destroy
- * counterparts succeed, as no such object can exist.
+ * Device and port queries and PDs are here; memory regions are in mr.c
+ * and frwr.c, queues in cq.c, srq.c and qp.c, address handles in ah.c,
+ * and the engine that executes work requests in engine.c and fabric.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -56,12 +55,14 @@ static int vhca_query_device(struct ib_device *ibdev,
 	attr->vendor_part_id = VHCA_VENDOR_PART_ID;
 	attr->hw_ver = VHCA_HW_VER;
 	/*
-	 * Only what works today: no ODP, fast registration or SG_GAPS MRs
-	 * yet, so neither IBK_ON_DEMAND_PAGING, IBK_SG_GAPS_REG nor
-	 * IB_DEVICE_MEM_MGT_EXTENSIONS.
+	 * Only what works today: fast registration of MEM_REG MRs, but no
+	 * ODP or SG_GAPS MRs yet, so neither IBK_ON_DEMAND_PAGING nor
+	 * IBK_SG_GAPS_REG.
 	 */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
-				 IB_DEVICE_PORT_ACTIVE_EVENT;
+				 IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG;
 	/* Slot 0 is never used and the local DMA key holds another. */
 	attr->max_mr = caps->max_mkeys - 2;
@@ -77,7 +78,13 @@ static int vhca_query_device(struct ib_device *ibdev,
 	attr->max_qp_rd_atom = VHCA_MAX_RD_ATOM;
 	attr->max_qp_init_rd_atom = VHCA_MAX_RD_ATOM;
 	attr->max_res_rd_atom = VHCA_MAX_QP * VHCA_MAX_RD_ATOM;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/* Atomics are atomic among this device's own accesses. */
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->max_srq = VHCA_MAX_SRQ;
+	attr->max_srq_wr = VHCA_MAX_SRQ_WR;
+	attr->max_srq_sge = VHCA_MAX_SGE;
+	attr->max_ah = VHCA_MAX_AH;
+	attr->max_fast_reg_page_list_len = VHCA_MAX_FRWR_PAGES;
 	attr->max_pkeys = VHCA_PKEY_TBL_LEN;
 	return 0;
 }
@@ -190,62 +197,12 @@ u32 vhca_pd_pdn(struct ib_pd *ibpd)
 }
 EXPORT_SYMBOL_GPL(vhca_pd_pdn);
 
-static int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-			  struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-/* create_cq never succeeds, so there is never a CQ to destroy. */
-static int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
-{
-	return 0;
-}
-
-static int vhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
-{
-	return -EOPNOTSUPP;
-}
-
-static int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
-{
-	return -EOPNOTSUPP;
-}
-
-static int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
-			  struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-static int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-			  int attr_mask, struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-/* create_qp never succeeds, so there is never a QP to destroy. */
-static int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
-{
-	return 0;
-}
-
-static int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-			  const struct ib_send_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-static int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-			  const struct ib_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
 static void vhca_hw_fini(struct vhca_dev *vdev)
 {
+	vhca_fabric_del(vdev);
+	vhca_engine_fini(vdev);
+	WARN_ON(!xa_empty(&vdev->qps));
+	xa_destroy(&vdev->qps);
 	vhca_debugfs_fini(vdev);
 	mrc_unregister_device(&vdev->mdev);
 	platform_device_unregister(vdev->pdev);
@@ -273,33 +230,47 @@ static const struct ib_device_ops vhca_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 
+	.alloc_mr = vhca_alloc_mr,
 	.alloc_pd = vhca_alloc_pd,
+	.create_ah = vhca_create_ah,
 	.create_cq = vhca_create_cq,
 	.create_qp = vhca_create_qp,
+	.create_srq = vhca_create_srq,
 	.dealloc_driver = vhca_dealloc_driver,
 	.dealloc_pd = vhca_dealloc_pd,
 	.dereg_mr = vhca_dereg_mr,
+	.destroy_ah = vhca_destroy_ah,
 	.destroy_cq = vhca_destroy_cq,
 	.destroy_qp = vhca_destroy_qp,
+	.destroy_srq = vhca_destroy_srq,
 	.fill_res_mr_entry = vhca_fill_res_mr_entry,
 	.get_dev_fw_str = vhca_get_dev_fw_str,
 	.get_dma_mr = vhca_get_dma_mr,
 	.get_link_layer = vhca_get_link_layer,
 	.get_port_immutable = vhca_get_port_immutable,
+	.map_mr_sg = vhca_map_mr_sg,
 	.modify_qp = vhca_modify_qp,
+	.modify_srq = vhca_modify_srq,
 	.poll_cq = vhca_poll_cq,
 	.post_recv = vhca_post_recv,
 	.post_send = vhca_post_send,
+	.post_srq_recv = vhca_post_srq_recv,
+	.query_ah = vhca_query_ah,
 	.query_device = vhca_query_device,
 	.query_pkey = vhca_query_pkey,
 	.query_port = vhca_query_port,
+	.query_qp = vhca_query_qp,
+	.query_srq = vhca_query_srq,
 	.reg_user_mr = vhca_reg_user_mr,
 	.req_notify_cq = vhca_req_notify_cq,
 	.rereg_user_mr = vhca_rereg_user_mr,
+	.resize_cq = vhca_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, vhca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, vhca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vhca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, vhca_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, vhca_srq, ibsrq),
 };
 
 /**
@@ -338,6 +309,8 @@ struct vhca_dev *vhca_dev_alloc(const char *name, struct net_device *ndev,
 	strscpy(vdev->name, name, sizeof(vdev->name));
 	strreplace(vdev->name, '/', '!');
 	INIT_LIST_HEAD(&vdev->list);
+	INIT_LIST_HEAD(&vdev->fabric_node);
+	xa_init_flags(&vdev->qps, XA_FLAGS_ALLOC);
 	vdev->ndev = ndev;
 	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);
 
@@ -427,10 +400,14 @@ int vhca_hw_init(struct vhca_dev *vdev, struct dentry *debugfs_root)
 	if (err)
 		goto out_devmem;
 
+	err = vhca_engine_init(vdev);
+	if (err)
+		goto out_walker;
+
 	pdev = vhca_pdev_create();
 	if (IS_ERR(pdev)) {
 		err = PTR_ERR(pdev);
-		goto out_walker;
+		goto out_engine;
 	}
 	vdev->pdev = pdev;
 	vdev->mdev.dma_dev = &pdev->dev;
@@ -445,6 +422,8 @@ int vhca_hw_init(struct vhca_dev *vdev, struct dentry *debugfs_root)
 
 out_pdev:
 	platform_device_unregister(pdev);
+out_engine:
+	vhca_engine_fini(vdev);
 out_walker:
 	vhca_walker_fini(vdev);
 out_devmem:
@@ -459,7 +438,8 @@ static void vhca_ib_init(struct vhca_dev *vdev)
 	strscpy(ibdev->node_desc, KBUILD_MODNAME, sizeof(ibdev->node_desc));
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
-	ibdev->num_comp_vectors = 1;
+	/* One vector per CPU, as ULPs spread their queues over them. */
+	ibdev->num_comp_vectors = num_possible_cpus();
 	ibdev->local_dma_lkey = vdev->mdev.local_dma_lkey;
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, vdev->ndev->dev_addr);
 	/* Checked again under RTNL once registered; see vhca_newlink(). */
@@ -494,6 +474,7 @@ int vhca_ib_register(struct vhca_dev *vdev)
 	err = ib_register_device(ibdev, vdev->name, &vdev->pdev->dev);
 	if (err)
 		goto out_dealloc;
+	vhca_fabric_add(vdev);
 	return 0;
 
 out_dealloc:

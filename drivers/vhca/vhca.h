@@ -343,6 +343,7 @@ struct vhca_sq {
  * @rnr_left: RNR retries left for the WQE at @sq.tail (7 = infinite)
  * @retry_left: transport retries left for the WQE at @sq.tail
  * @retrying: @rnr_left and @retry_left belong to the WQE at @sq.tail
+ * @rnr_timer: the RNR NAK timer the responder last answered with
  * @stopped: set by destroy: the engine touches the QP no more
  */
 struct vhca_qp {
@@ -365,6 +366,7 @@ struct vhca_qp {
 	u8 rnr_left;
 	u8 retry_left;
 	bool retrying;
+	u8 rnr_timer;
 	bool stopped;
 };
 

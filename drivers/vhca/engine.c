@@ -1,0 +1,1054 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vhca engine: executes work requests the way an HCA's DMA engine does.
+ *
+ * Every QP's send queue runs on the device's workqueue (post_send only
+ * queues and kicks, so it never sleeps). The engine takes the WQE at the
+ * queue's tail and executes it to the end before the next one, so the
+ * queue is executed in order and fences hold trivially. A message to a
+ * peer is delivered through the loopback fabric: the engine finds the
+ * responder QP and executes the responder's side too (taking a receive,
+ * checking the rkey, moving the bytes, completing the receive).
+ *
+ * Every byte moves through the walker (walker.c): a local SGE is resolved
+ * through its lkey with the requester QP's PD, a remote range through its
+ * rkey with the responder QP's PD, both by reading the mkey contexts and
+ * MTT/KLM entries in device memory. Data is staged through a per-CPU
+ * bounce buffer of VHCA_BOUNCE_SIZE bytes: a message that fits is read in
+ * whole before anything is written, and a larger one has both sides
+ * probed (walked without moving bytes) first, so a protection error is
+ * found before the target is touched.
+ *
+ * Errors, as the requester sees them (Documentation/mrcore/vhca.rst):
+ *   local SGE rejected by the walker            IB_WC_LOC_PROT_ERR
+ *   message longer than VHCA_MAX_MSG_SIZE       IB_WC_LOC_LEN_ERR
+ *   rkey, range, PD or right rejected, or the
+ *   responder QP lacks the REMOTE_* access      IB_WC_REM_ACCESS_ERR
+ *   misaligned atomic, receive too short, bad
+ *   invalidation, opcode the responder refuses  IB_WC_REM_INV_REQ_ERR
+ *   no receive posted, rnr_retry exhausted      IB_WC_RNR_RETRY_EXC_ERR
+ *   no responder QP, retry_cnt exhausted        IB_WC_RETRY_EXC_ERR
+ * An error completion moves the requester QP to ERR; the rest of its send
+ * queue completes with IB_WC_WR_FLUSH_ERR.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/jiffies.h>
+#include <linux/minmax.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_pack.h>
+
+#include "vhca_loc.h"
+
+/* WQEs one run of a send queue executes before yielding the worker. */
+#define VHCA_SQ_BUDGET		64
+
+/* The longest a transport retry waits, whatever the QP's timeout says. */
+#define VHCA_MAX_RETRY_DELAY_US	(USEC_PER_SEC / 4)
+
+/* Largest UD message: one packet of the largest path MTU. */
+#define VHCA_UD_MAX_MSG		4096
+
+/* What delivering a message to the responder came to. */
+enum vhca_verdict {
+	VHCA_DONE,	/* completed, with the status in the completion */
+	VHCA_RNR,	/* receiver not ready: retry after its RNR timer */
+	VHCA_LOST,	/* no responder answered: retry after the timeout */
+};
+
+/* IBTA's RNR NAK timer encodings, in microseconds. */
+static const u32 vhca_rnr_usecs[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/**
+ * struct vhca_sgl - a cursor over a gather or scatter list
+ * @vdev: device the keys belong to
+ * @pdn: PD the keys are checked against
+ * @sge: the list, or NULL for inline data
+ * @inline_data: inline bytes (gather only), when @sge is NULL
+ * @num: entries of @sge, or bytes of @inline_data
+ * @idx: current entry
+ * @off: bytes already moved in the current entry
+ */
+struct vhca_sgl {
+	struct vhca_dev *vdev;
+	u32 pdn;
+	const struct ib_sge *sge;
+	const u8 *inline_data;
+	u32 num;
+	u32 idx;
+	u64 off;
+};
+
+static void vhca_sgl_init(struct vhca_sgl *sgl, struct vhca_dev *vdev,
+			  u32 pdn, const struct ib_sge *sge, u32 num)
+{
+	*sgl = (struct vhca_sgl) {
+		.vdev = vdev,
+		.pdn = pdn,
+		.sge = sge,
+		.num = num,
+	};
+}
+
+/* Bytes a list of SGEs covers; U64_MAX never results from 2^32 u32s. */
+static u64 vhca_sge_bytes(const struct ib_sge *sge, u32 num)
+{
+	u64 len = 0;
+	u32 i;
+
+	for (i = 0; i < num; i++)
+		len += sge[i].length;
+	return len;
+}
+
+/*
+ * Move @len bytes between @buf and the list at its cursor, through the
+ * walker; @buf NULL probes. The list must hold @len more bytes.
+ */
+static int vhca_sgl_move(struct vhca_sgl *sgl, u8 *buf, u64 len,
+			 enum vhca_access_dir dir)
+{
+	int err;
+
+	if (!sgl->sge) {
+		if (buf && len)
+			memcpy(buf, sgl->inline_data + sgl->off, len);
+		sgl->off += len;
+		return 0;
+	}
+
+	while (len) {
+		const struct ib_sge *sge;
+		u64 n;
+
+		if (sgl->idx >= sgl->num)
+			return -EINVAL;
+		sge = &sgl->sge[sgl->idx];
+		n = min_t(u64, len, sge->length - sgl->off);
+		if (n) {
+			err = vhca_access(sgl->vdev, sgl->pdn, sge->lkey,
+					  sge->addr + sgl->off, buf, n, dir);
+			if (err)
+				return err;
+		}
+		sgl->off += n;
+		len -= n;
+		if (buf)
+			buf += n;
+		if (sgl->off == sge->length) {
+			sgl->idx++;
+			sgl->off = 0;
+		}
+	}
+	return 0;
+}
+
+/**
+ * struct vhca_range - a remote range, as a cursor
+ * @vdev: the responder's device
+ * @pdn: the responder QP's PD
+ * @rkey: the rkey
+ * @addr: next address
+ */
+struct vhca_range {
+	struct vhca_dev *vdev;
+	u32 pdn;
+	u32 rkey;
+	u64 addr;
+};
+
+static int vhca_range_move(struct vhca_range *r, u8 *buf, u64 len,
+			   enum vhca_access_dir dir)
+{
+	int err;
+
+	err = vhca_access(r->vdev, r->pdn, r->rkey, r->addr, buf, len, dir);
+	if (!err)
+		r->addr += len;
+	return err;
+}
+
+/* Which side of a transfer failed. */
+enum vhca_side {
+	VHCA_SRC,
+	VHCA_DST,
+};
+
+/* A transfer endpoint: an SGE list or a remote range. */
+struct vhca_end {
+	struct vhca_sgl *sgl;
+	struct vhca_range *range;
+	enum vhca_access_dir dir;
+};
+
+static int vhca_end_move(struct vhca_end *end, u8 *buf, u64 len)
+{
+	if (end->sgl)
+		return vhca_sgl_move(end->sgl, buf, len, end->dir);
+	return vhca_range_move(end->range, buf, len, end->dir);
+}
+
+/*
+ * Copy @len bytes from @src to @dst through the bounce buffer. A message
+ * larger than one buffer has both ends probed first. On failure, *@side
+ * says which end refused.
+ */
+static int vhca_xfer(struct vhca_dev *vdev, struct vhca_end *src,
+		     struct vhca_end *dst, u64 len, enum vhca_side *side)
+{
+	int err = 0;
+
+	if (len > VHCA_BOUNCE_SIZE) {
+		struct vhca_sgl s_sgl, d_sgl;
+		struct vhca_range s_r, d_r;
+		struct vhca_end s = *src, d = *dst;
+
+		/* Probe on copies of the cursors. */
+		if (s.sgl) {
+			s_sgl = *s.sgl;
+			s.sgl = &s_sgl;
+		} else {
+			s_r = *s.range;
+			s.range = &s_r;
+		}
+		if (d.sgl) {
+			d_sgl = *d.sgl;
+			d.sgl = &d_sgl;
+		} else {
+			d_r = *d.range;
+			d.range = &d_r;
+		}
+		*side = VHCA_SRC;
+		err = vhca_end_move(&s, NULL, len);
+		if (err)
+			return err;
+		*side = VHCA_DST;
+		err = vhca_end_move(&d, NULL, len);
+		if (err)
+			return err;
+	}
+
+	while (len) {
+		u64 n = min_t(u64, len, VHCA_BOUNCE_SIZE);
+		u8 *bounce;
+
+		bounce = vdev->bounce[get_cpu()];
+		*side = VHCA_SRC;
+		err = vhca_end_move(src, bounce, n);
+		if (!err) {
+			*side = VHCA_DST;
+			err = vhca_end_move(dst, bounce, n);
+		}
+		put_cpu();
+		if (err)
+			return err;
+		len -= n;
+		cond_resched();
+	}
+	return 0;
+}
+
+/* --- completions --- */
+
+static enum ib_wc_opcode vhca_wc_opcode(u32 opcode)
+{
+	switch (opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/* Complete the WQE at the tail of @qp's send queue and release its slot. */
+static void vhca_sq_complete(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+			     enum ib_wc_status status, u32 byte_len)
+{
+	unsigned long flags;
+
+	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
+	    (wqe->send_flags & IB_SEND_SIGNALED)) {
+		struct ib_wc wc = {
+			.wr_id = wqe->wr_id,
+			.status = status,
+			.opcode = vhca_wc_opcode(wqe->opcode),
+			.byte_len = byte_len,
+			.qp = &qp->ibqp,
+			.port_num = VHCA_PORT_NUM,
+		};
+
+		vhca_cq_post(qp->scq, &wc, false);
+	}
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	qp->sq.tail++;
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	qp->retrying = false;
+}
+
+/* Complete a receive of @rqp. */
+static void vhca_rq_complete(struct vhca_qp *rqp, u64 wr_id,
+			     enum ib_wc_status status, struct ib_wc *tmpl,
+			     bool solicited)
+{
+	struct ib_wc wc = *tmpl;
+
+	wc.wr_id = wr_id;
+	wc.status = status;
+	wc.qp = &rqp->ibqp;
+	wc.port_num = VHCA_PORT_NUM;
+	vhca_cq_post(rqp->rcq, &wc, solicited);
+}
+
+/* --- the responder --- */
+
+/**
+ * struct vhca_peer - the responder of one message
+ * @vdev: its device, with a registration reference
+ * @qp: its QP, with a reference
+ * @access: the responder QP's qp_access_flags
+ * @qkey: the responder QP's Q_Key (UD)
+ * @min_rnr_timer: the responder QP's RNR timer encoding
+ */
+struct vhca_peer {
+	struct vhca_dev *vdev;
+	struct vhca_qp *qp;
+	int access;
+	u32 qkey;
+	u8 min_rnr_timer;
+};
+
+static void vhca_peer_put(struct vhca_peer *peer)
+{
+	vhca_qp_put(peer->qp);
+	ib_device_put(&peer->vdev->ibdev);
+}
+
+/* Can @rqp receive (RTR or later, not in error)? */
+static bool vhca_state_receives(enum ib_qp_state state)
+{
+	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	       state == IB_QPS_SQD || state == IB_QPS_SQE;
+}
+
+/*
+ * Find the responder of a message from @qp to (@dgid, @dqpn) and check it
+ * would accept it. For RC the responder must be RC and connected to @qp.
+ * Return: true with @peer filled and held, false if the message is lost.
+ */
+static bool vhca_peer_get(struct vhca_qp *qp, const union ib_gid *dgid,
+			  u32 dqpn, struct vhca_peer *peer)
+{
+	struct vhca_qp *rqp;
+	unsigned long flags;
+	bool ok;
+
+	peer->vdev = vhca_fabric_route(dgid);
+	if (!peer->vdev)
+		return false;
+
+	rqp = vhca_qp_get(peer->vdev, dqpn);
+	if (!rqp) {
+		ib_device_put(&peer->vdev->ibdev);
+		return false;
+	}
+	peer->qp = rqp;
+
+	spin_lock_irqsave(&rqp->state_lock, flags);
+	ok = !rqp->stopped && vhca_state_receives(rqp->state);
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		ok = ok && rqp->ibqp.qp_type == IB_QPT_RC &&
+		     rqp->attr.dest_qp_num == qp->ibqp.qp_num;
+	else
+		ok = ok && rqp->ibqp.qp_type != IB_QPT_RC;
+	peer->access = rqp->attr.qp_access_flags;
+	peer->qkey = rqp->attr.qkey;
+	peer->min_rnr_timer = rqp->attr.min_rnr_timer;
+	spin_unlock_irqrestore(&rqp->state_lock, flags);
+
+	if (!ok)
+		vhca_peer_put(peer);
+	return ok;
+}
+
+/* Take a receive of @rqp into @rwqe; false if none is posted. */
+static bool vhca_take_recv(struct vhca_qp *rqp, struct vhca_recv_wqe *rwqe)
+{
+	if (rqp->srq)
+		return vhca_srq_pop(rqp->srq, rwqe);
+	return vhca_rq_pop(&rqp->rq, rwqe);
+}
+
+/*
+ * The network header a UD receive starts with, as RoCE v2 delivers it:
+ * an IPv4 header in the last 20 bytes of the 40 for IPv4-mapped GIDs,
+ * else an IPv6 header (the GRH).
+ */
+static void vhca_make_grh(union rdma_network_hdr *hdr, const union ib_gid *sgid,
+			  const union ib_gid *dgid, u32 paylen,
+			  enum rdma_network_type *type)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	if (ipv6_addr_v4mapped((const struct in6_addr *)sgid)) {
+		struct iphdr *ip = &hdr->roce4grh;
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->ttl = 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->tot_len = htons(sizeof(*ip) + paylen);
+		memcpy(&ip->saddr, &sgid->raw[12], 4);
+		memcpy(&ip->daddr, &dgid->raw[12], 4);
+		ip->check = ip_fast_csum((u8 *)ip, ip->ihl);
+		*type = RDMA_NETWORK_IPV4;
+	} else {
+		struct ib_grh *grh = &hdr->ibgrh;
+
+		grh->version_tclass_flow = cpu_to_be32(6 << 28);
+		grh->paylen = cpu_to_be16(paylen);
+		grh->next_hdr = IPPROTO_UDP;
+		grh->hop_limit = 64;
+		grh->sgid = *sgid;
+		grh->dgid = *dgid;
+		*type = RDMA_NETWORK_IPV6;
+	}
+}
+
+/* Scratch space for one receive WQE: the largest the queues allow. */
+struct vhca_recv_buf {
+	struct vhca_recv_wqe wqe;
+	struct ib_sge sge[VHCA_MAX_SGE];
+};
+
+/*
+ * Deliver a SEND (or the receive half of RDMA WRITE with immediate) of
+ * @qp's WQE to @peer. @src is the gather cursor, @len the bytes to move
+ * into the receive, @report_len the byte count its completion reports.
+ */
+static enum vhca_verdict vhca_deliver_send(struct vhca_qp *qp,
+					   struct vhca_send_wqe *wqe,
+					   struct vhca_peer *peer,
+					   struct vhca_sgl *src, u64 len,
+					   u64 report_len,
+					   enum ib_wc_status *status)
+{
+	struct vhca_qp *rqp = peer->qp;
+	bool ud = qp->ibqp.qp_type != IB_QPT_RC;
+	bool solicited = wqe->send_flags & IB_SEND_SOLICITED;
+	struct vhca_recv_buf rbuf;
+	struct ib_wc wc = {};
+	struct vhca_end s_end = { .sgl = src, .dir = VHCA_ACCESS_LOCAL_READ };
+	struct vhca_sgl dst;
+	struct vhca_end d_end = { .sgl = &dst, .dir = VHCA_ACCESS_LOCAL_WRITE };
+	enum vhca_side side;
+	u64 room;
+	int err;
+
+	if (!vhca_take_recv(rqp, &rbuf.wqe)) {
+		if (ud) {
+			*status = IB_WC_SUCCESS;	/* UD: dropped */
+			return VHCA_DONE;
+		}
+		return VHCA_RNR;
+	}
+
+	vhca_sgl_init(&dst, peer->vdev, rqp->pdn, rbuf.wqe.sge,
+		      rbuf.wqe.num_sge);
+	room = vhca_sge_bytes(rbuf.wqe.sge, rbuf.wqe.num_sge);
+	wc.opcode = IB_WC_RECV;
+
+	if (ud) {
+		const struct ib_gid_attr *sattr;
+		union rdma_network_hdr hdr;
+		enum rdma_network_type type;
+
+		if (room < sizeof(hdr) + len) {
+			vhca_rq_complete(rqp, rbuf.wqe.wr_id, IB_WC_LOC_LEN_ERR,
+					 &wc, solicited);
+			*status = IB_WC_SUCCESS;
+			return VHCA_DONE;
+		}
+		sattr = rdma_get_gid_attr(&qp->vdev->ibdev, VHCA_PORT_NUM,
+					  wqe->ud.sgid_index);
+		if (IS_ERR(sattr)) {
+			/* The sender's source GID went away: not sent. */
+			vhca_rq_complete(rqp, rbuf.wqe.wr_id,
+					 IB_WC_WR_FLUSH_ERR, &wc, false);
+			*status = IB_WC_LOC_QP_OP_ERR;
+			return VHCA_DONE;
+		}
+		vhca_make_grh(&hdr, &sattr->gid, &wqe->ud.dgid, len + 8,
+			      &type);
+		rdma_put_gid_attr(sattr);
+		err = vhca_sgl_move(&dst, (u8 *)&hdr, sizeof(hdr),
+				    VHCA_ACCESS_LOCAL_WRITE);
+		if (err) {
+			vhca_rq_complete(rqp, rbuf.wqe.wr_id,
+					 IB_WC_LOC_PROT_ERR, &wc, solicited);
+			*status = IB_WC_SUCCESS;
+			return VHCA_DONE;
+		}
+		wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc.network_hdr_type = type;
+		wc.src_qp = qp->ibqp.qp_num;
+		wc.byte_len = sizeof(hdr) + len;
+	} else {
+		if (room < len) {
+			vhca_rq_complete(rqp, rbuf.wqe.wr_id, IB_WC_LOC_LEN_ERR,
+					 &wc, solicited);
+			vhca_qp_error(rqp);
+			*status = IB_WC_REM_INV_REQ_ERR;
+			return VHCA_DONE;
+		}
+		wc.byte_len = report_len;
+		wc.src_qp = qp->ibqp.qp_num;
+	}
+
+	err = vhca_xfer(qp->vdev, &s_end, &d_end, len, &side);
+	if (err) {
+		if (side == VHCA_SRC) {
+			/* Nothing reached the wire: the receive is unused. */
+			vhca_rq_complete(rqp, rbuf.wqe.wr_id,
+					 IB_WC_REM_ABORT_ERR, &wc, false);
+			if (!ud)
+				vhca_qp_error(rqp);
+			*status = IB_WC_LOC_PROT_ERR;
+		} else {
+			vhca_rq_complete(rqp, rbuf.wqe.wr_id,
+					 IB_WC_LOC_PROT_ERR, &wc, solicited);
+			if (!ud)
+				vhca_qp_error(rqp);
+			*status = ud ? IB_WC_SUCCESS : IB_WC_REM_OP_ERR;
+		}
+		return VHCA_DONE;
+	}
+
+	switch (wqe->opcode) {
+	case IB_WR_SEND_WITH_IMM:
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = wqe->ex.imm_data;
+		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = wqe->ex.imm_data;
+		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		err = vhca_exec_inv(peer->vdev, rqp->pdn,
+				    wqe->ex.invalidate_rkey);
+		if (err) {
+			vhca_rq_complete(rqp, rbuf.wqe.wr_id,
+					 IB_WC_REM_INV_REQ_ERR, &wc, false);
+			vhca_qp_error(rqp);
+			*status = IB_WC_REM_INV_REQ_ERR;
+			return VHCA_DONE;
+		}
+		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc.ex.invalidate_rkey = wqe->ex.invalidate_rkey;
+		break;
+	default:
+		break;
+	}
+
+	vhca_rq_complete(rqp, rbuf.wqe.wr_id, IB_WC_SUCCESS, &wc, solicited);
+	*status = IB_WC_SUCCESS;
+	return VHCA_DONE;
+}
+
+/* The responder's rights for a remote operation, as IB_ACCESS_* bits. */
+static bool vhca_peer_allows(const struct vhca_peer *peer, int right)
+{
+	return (peer->access & right) == right;
+}
+
+/* Map a walker error on the remote range to the requester's status. */
+static enum ib_wc_status vhca_remote_status(int err)
+{
+	return err == -EINVAL ? IB_WC_REM_OP_ERR : IB_WC_REM_ACCESS_ERR;
+}
+
+static enum vhca_verdict vhca_do_write(struct vhca_qp *qp,
+				       struct vhca_send_wqe *wqe,
+				       struct vhca_peer *peer,
+				       struct vhca_sgl *src, u64 len,
+				       enum ib_wc_status *status)
+{
+	struct vhca_range dst = {
+		.vdev = peer->vdev,
+		.pdn = peer->qp->pdn,
+		.rkey = wqe->rdma.rkey,
+		.addr = wqe->rdma.remote_addr,
+	};
+	struct vhca_end s_end = { .sgl = src, .dir = VHCA_ACCESS_LOCAL_READ };
+	struct vhca_end d_end = { .range = &dst, .dir = VHCA_ACCESS_REMOTE_WRITE };
+	enum vhca_side side;
+	int err;
+
+	if (!vhca_peer_allows(peer, IB_ACCESS_REMOTE_WRITE)) {
+		*status = IB_WC_REM_ACCESS_ERR;
+		return VHCA_DONE;
+	}
+
+	/*
+	 * With immediate data a receive is consumed after the data lands;
+	 * without one the responder NAKs (RNR) and the retry writes the
+	 * same bytes again, as a real retransmission would.
+	 */
+	if (len) {
+		err = vhca_xfer(qp->vdev, &s_end, &d_end, len, &side);
+		if (err) {
+			*status = side == VHCA_SRC ? IB_WC_LOC_PROT_ERR :
+						     vhca_remote_status(err);
+			return VHCA_DONE;
+		}
+	}
+
+	if (wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+		struct vhca_sgl none;
+
+		vhca_sgl_init(&none, qp->vdev, qp->pdn, NULL, 0);
+		return vhca_deliver_send(qp, wqe, peer, &none, 0, len, status);
+	}
+	*status = IB_WC_SUCCESS;
+	return VHCA_DONE;
+}
+
+static enum vhca_verdict vhca_do_read(struct vhca_qp *qp,
+				      struct vhca_send_wqe *wqe,
+				      struct vhca_peer *peer,
+				      struct vhca_sgl *dst, u64 len,
+				      enum ib_wc_status *status)
+{
+	struct vhca_range src = {
+		.vdev = peer->vdev,
+		.pdn = peer->qp->pdn,
+		.rkey = wqe->rdma.rkey,
+		.addr = wqe->rdma.remote_addr,
+	};
+	struct vhca_end s_end = { .range = &src, .dir = VHCA_ACCESS_REMOTE_READ };
+	struct vhca_end d_end = { .sgl = dst, .dir = VHCA_ACCESS_LOCAL_WRITE };
+	enum vhca_side side;
+	int err;
+
+	if (!vhca_peer_allows(peer, IB_ACCESS_REMOTE_READ)) {
+		*status = IB_WC_REM_ACCESS_ERR;
+		return VHCA_DONE;
+	}
+	if (len) {
+		err = vhca_xfer(qp->vdev, &s_end, &d_end, len, &side);
+		if (err) {
+			*status = side == VHCA_SRC ? vhca_remote_status(err) :
+						     IB_WC_LOC_PROT_ERR;
+			return VHCA_DONE;
+		}
+	}
+	*status = IB_WC_SUCCESS;
+	return VHCA_DONE;
+}
+
+static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
+					struct vhca_send_wqe *wqe,
+					struct vhca_peer *peer,
+					struct vhca_sgl *dst,
+					enum ib_wc_status *status)
+{
+	struct vhca_dev *rdev = peer->vdev;
+	u32 rpdn = peer->qp->pdn;
+	u64 addr = wqe->atomic.remote_addr;
+	u32 rkey = wqe->atomic.rkey;
+	struct vhca_sgl probe;
+	u64 orig, val;
+	int err;
+
+	if (!vhca_peer_allows(peer, IB_ACCESS_REMOTE_ATOMIC)) {
+		*status = IB_WC_REM_ACCESS_ERR;
+		return VHCA_DONE;
+	}
+	if (!IS_ALIGNED(addr, sizeof(u64))) {
+		*status = IB_WC_REM_INV_REQ_ERR;
+		return VHCA_DONE;
+	}
+	/* The local result SGE is checked before the target changes. */
+	probe = *dst;
+	err = vhca_sgl_move(&probe, NULL, sizeof(u64), VHCA_ACCESS_LOCAL_WRITE);
+	if (err) {
+		*status = IB_WC_LOC_PROT_ERR;
+		return VHCA_DONE;
+	}
+
+	spin_lock_bh(&rdev->atomic_lock);
+	err = vhca_access(rdev, rpdn, rkey, addr, &orig, sizeof(orig),
+			  VHCA_ACCESS_ATOMIC_READ);
+	if (!err) {
+		if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP)
+			val = orig == wqe->atomic.compare_add ?
+			      wqe->atomic.swap : orig;
+		else
+			val = orig + wqe->atomic.compare_add;
+		if (val != orig || wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
+			err = vhca_access(rdev, rpdn, rkey, addr, &val,
+					  sizeof(val), VHCA_ACCESS_ATOMIC_WRITE);
+	}
+	spin_unlock_bh(&rdev->atomic_lock);
+	if (err) {
+		*status = vhca_remote_status(err);
+		return VHCA_DONE;
+	}
+
+	err = vhca_sgl_move(dst, (u8 *)&orig, sizeof(orig),
+			    VHCA_ACCESS_LOCAL_WRITE);
+	*status = err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+	return VHCA_DONE;
+}
+
+/* --- the requester --- */
+
+/* Where @qp's WQE goes: the connected peer for RC, the AH's for UD. */
+static void vhca_wqe_dest(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+			  union ib_gid *dgid, u32 *dqpn)
+{
+	unsigned long flags;
+
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		spin_lock_irqsave(&qp->state_lock, flags);
+		*dgid = qp->attr.ah_attr.grh.dgid;
+		*dqpn = qp->attr.dest_qp_num;
+		spin_unlock_irqrestore(&qp->state_lock, flags);
+	} else {
+		*dgid = wqe->ud.dgid;
+		*dqpn = wqe->ud.remote_qpn;
+	}
+}
+
+/* Execute a WQE that needs no peer. */
+static enum ib_wc_status vhca_exec_local(struct vhca_qp *qp,
+					 struct vhca_send_wqe *wqe)
+{
+	int err;
+
+	if (wqe->opcode == IB_WR_LOCAL_INV) {
+		err = vhca_exec_inv(qp->vdev, qp->pdn, wqe->ex.invalidate_rkey);
+		return err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+	}
+	err = vhca_exec_reg_mr(qp->vdev, qp->pdn, wqe->reg.mr, wqe->reg.key,
+			       wqe->reg.access);
+	return err ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
+}
+
+/*
+ * Execute @wqe, the WQE at the tail of @qp's send queue.
+ * Return: the verdict; with VHCA_DONE, *@status and *@byte_len are set.
+ */
+static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
+				       struct vhca_send_wqe *wqe,
+				       enum ib_wc_status *status, u32 *byte_len)
+{
+	struct vhca_peer peer;
+	enum vhca_verdict v;
+	struct vhca_sgl sgl;
+	union ib_gid dgid;
+	u32 dqpn;
+	u64 len;
+
+	*byte_len = 0;
+	if (wqe->opcode == IB_WR_LOCAL_INV || wqe->opcode == IB_WR_REG_MR) {
+		*status = vhca_exec_local(qp, wqe);
+		return VHCA_DONE;
+	}
+
+	if (wqe->send_flags & IB_SEND_INLINE) {
+		vhca_sgl_init(&sgl, qp->vdev, qp->pdn, NULL, wqe->inline_len);
+		sgl.inline_data = wqe->inline_data;
+		len = wqe->inline_len;
+	} else {
+		vhca_sgl_init(&sgl, qp->vdev, qp->pdn, wqe->sge, wqe->num_sge);
+		len = vhca_sge_bytes(wqe->sge, wqe->num_sge);
+	}
+	if (len > VHCA_MAX_MSG_SIZE ||
+	    (qp->ibqp.qp_type != IB_QPT_RC && len > VHCA_UD_MAX_MSG)) {
+		*status = IB_WC_LOC_LEN_ERR;
+		return VHCA_DONE;
+	}
+
+	vhca_wqe_dest(qp, wqe, &dgid, &dqpn);
+	if (!vhca_peer_get(qp, &dgid, dqpn, &peer)) {
+		if (qp->ibqp.qp_type != IB_QPT_RC) {
+			*status = IB_WC_SUCCESS;	/* UD: lost silently */
+			return VHCA_DONE;
+		}
+		return VHCA_LOST;
+	}
+
+	if (qp->ibqp.qp_type != IB_QPT_RC) {
+		u32 qkey = wqe->ud.remote_qkey;
+
+		/* A Q_Key with the high bit set means the sender's own. */
+		if (qkey & 0x80000000 && qp->ibqp.qp_type == IB_QPT_UD)
+			qkey = qp->attr.qkey;
+		if (qkey != peer.qkey) {
+			vhca_peer_put(&peer);
+			*status = IB_WC_SUCCESS;	/* dropped by the peer */
+			return VHCA_DONE;
+		}
+	}
+
+	switch (wqe->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+		v = vhca_deliver_send(qp, wqe, &peer, &sgl, len, len, status);
+		*byte_len = len;
+		break;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		v = vhca_do_write(qp, wqe, &peer, &sgl, len, status);
+		*byte_len = len;
+		break;
+	case IB_WR_RDMA_READ:
+		v = vhca_do_read(qp, wqe, &peer, &sgl, len, status);
+		*byte_len = len;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		v = vhca_do_atomic(qp, wqe, &peer, &sgl, status);
+		*byte_len = sizeof(u64);
+		break;
+	default:
+		*status = IB_WC_LOC_QP_OP_ERR;
+		v = VHCA_DONE;
+		break;
+	}
+	if (v == VHCA_RNR)
+		qp->rnr_timer = peer.min_rnr_timer;
+	vhca_peer_put(&peer);
+	return v;
+}
+
+/*
+ * A retry is due for the WQE at the tail: count it and arm the timer.
+ * Return: false when the retries are used up (the WQE then fails).
+ */
+static bool vhca_retry(struct vhca_qp *qp, enum vhca_verdict v)
+{
+	unsigned long flags, delay;
+	u8 timeout;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (!qp->retrying) {
+		qp->rnr_left = qp->attr.rnr_retry;
+		qp->retry_left = qp->attr.retry_cnt;
+		qp->retrying = true;
+	}
+	timeout = qp->attr.timeout;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	if (v == VHCA_RNR) {
+		/* rnr_retry 7 means "retry for ever". */
+		if (qp->rnr_left != 7) {
+			if (!qp->rnr_left)
+				return false;
+			qp->rnr_left--;
+		}
+		delay = usecs_to_jiffies(vhca_rnr_usecs[qp->rnr_timer & 31]);
+	} else {
+		/* timeout 0 means "wait for ever": keep retrying. */
+		if (timeout) {
+			if (!qp->retry_left)
+				return false;
+			qp->retry_left--;
+		}
+		delay = usecs_to_jiffies(timeout ?
+					 min_t(u64, 4ULL << timeout,
+					       VHCA_MAX_RETRY_DELAY_US) :
+					 VHCA_MAX_RETRY_DELAY_US);
+	}
+	queue_delayed_work(qp->vdev->wq, &qp->retry_work, max(delay, 1UL));
+	return true;
+}
+
+static struct vhca_send_wqe *vhca_sq_tail(struct vhca_qp *qp)
+{
+	struct vhca_send_wqe *wqe = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	if (qp->sq.tail != qp->sq.head)
+		wqe = qp->sq.wqe + (size_t)(qp->sq.tail & (qp->sq.size - 1)) *
+				   qp->sq.stride;
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	return wqe;
+}
+
+static void vhca_sq_work(struct work_struct *work)
+{
+	struct vhca_qp *qp = container_of(work, struct vhca_qp, sq_work);
+	unsigned int budget = VHCA_SQ_BUDGET;
+
+	while (budget--) {
+		struct vhca_send_wqe *wqe;
+		enum ib_wc_status status;
+		enum vhca_verdict v;
+		enum ib_qp_state state;
+		unsigned long flags;
+		bool stopped;
+		u32 byte_len;
+
+		spin_lock_irqsave(&qp->state_lock, flags);
+		state = qp->state;
+		stopped = qp->stopped;
+		spin_unlock_irqrestore(&qp->state_lock, flags);
+		if (stopped)
+			return;
+
+		wqe = vhca_sq_tail(qp);
+		if (!wqe)
+			return;
+
+		if (state == IB_QPS_ERR) {
+			vhca_sq_complete(qp, wqe, IB_WC_WR_FLUSH_ERR, 0);
+			continue;
+		}
+		/* SQD, SQE and the states before RTS execute nothing. */
+		if (state != IB_QPS_RTS)
+			return;
+
+		v = vhca_exec_wqe(qp, wqe, &status, &byte_len);
+		if (v != VHCA_DONE) {
+			if (vhca_retry(qp, v))
+				return;
+			status = v == VHCA_RNR ? IB_WC_RNR_RETRY_EXC_ERR :
+						 IB_WC_RETRY_EXC_ERR;
+		}
+		vhca_sq_complete(qp, wqe, status, byte_len);
+		if (status != IB_WC_SUCCESS)
+			vhca_qp_error(qp);
+	}
+	/* Budget used up: let other QPs run, then carry on. */
+	queue_work(qp->vdev->wq, &qp->sq_work);
+}
+
+static void vhca_retry_work(struct work_struct *work)
+{
+	struct vhca_qp *qp = container_of(to_delayed_work(work),
+					  struct vhca_qp, retry_work);
+
+	queue_work(qp->vdev->wq, &qp->sq_work);
+}
+
+/**
+ * vhca_engine_qp_init - prepare a QP's engine state
+ * @qp: a QP not yet visible to anyone
+ */
+void vhca_engine_qp_init(struct vhca_qp *qp)
+{
+	INIT_WORK(&qp->sq_work, vhca_sq_work);
+	INIT_DELAYED_WORK(&qp->retry_work, vhca_retry_work);
+	qp->retrying = false;
+}
+
+/**
+ * vhca_engine_kick - run a QP's send queue soon
+ * @qp: the QP
+ *
+ * Context: any context; does not sleep.
+ */
+void vhca_engine_kick(struct vhca_qp *qp)
+{
+	/* A pending retry timer is overtaken: the queue runs now. */
+	queue_work(qp->vdev->wq, &qp->sq_work);
+}
+
+/**
+ * vhca_engine_qp_stop - stop running a QP's send queue
+ * @qp: the QP, with @qp->stopped set or its state moved so nothing runs
+ *
+ * Waits until the engine has left the QP's send queue and no retry is
+ * armed. Other QPs' engines may still hold @qp as their responder: the
+ * QP's reference count covers those.
+ *
+ * Context: process context; sleeps.
+ */
+void vhca_engine_qp_stop(struct vhca_qp *qp)
+{
+	/* The work re-arms the timer and the timer queues the work. */
+	do {
+		cancel_delayed_work_sync(&qp->retry_work);
+		cancel_work_sync(&qp->sq_work);
+	} while (delayed_work_pending(&qp->retry_work));
+	qp->retrying = false;
+}
+
+/**
+ * vhca_engine_init - bring up a device's engine
+ * @vdev: the device
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vhca_engine_init(struct vhca_dev *vdev)
+{
+	unsigned int cpu;
+
+	spin_lock_init(&vdev->atomic_lock);
+	vdev->bounce = kcalloc(nr_cpu_ids, sizeof(*vdev->bounce), GFP_KERNEL);
+	if (!vdev->bounce)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		vdev->bounce[cpu] = kmalloc_node(VHCA_BOUNCE_SIZE, GFP_KERNEL,
+						 cpu_to_node(cpu));
+		if (!vdev->bounce[cpu])
+			goto out_free;
+	}
+
+	/* Reclaim may wait on I/O that only this engine completes. */
+	vdev->wq = alloc_workqueue("vhca-%s", WQ_UNBOUND | WQ_MEM_RECLAIM |
+				   WQ_HIGHPRI, 0, vdev->name);
+	if (!vdev->wq)
+		goto out_free;
+	return 0;
+
+out_free:
+	for_each_possible_cpu(cpu)
+		kfree(vdev->bounce[cpu]);
+	kfree(vdev->bounce);
+	vdev->bounce = NULL;
+	return -ENOMEM;
+}
+
+/**
+ * vhca_engine_fini - take a device's engine down
+ * @vdev: the device; every QP is destroyed
+ */
+void vhca_engine_fini(struct vhca_dev *vdev)
+{
+	unsigned int cpu;
+
+	if (!vdev->bounce)
+		return;
+	destroy_workqueue(vdev->wq);
+	for_each_possible_cpu(cpu)
+		kfree(vdev->bounce[cpu]);
+	kfree(vdev->bounce);
+	vdev->bounce = NULL;
+}
