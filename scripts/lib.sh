@@ -6,7 +6,7 @@ export MRCORE_CACHE
 
 # What in a console log is a kernel splat: any of it fails a test run,
 # even when every check passed.
-MRC_SPLAT='(BUG:|WARNING:|KASAN:|UBSAN:|Oops|general protection|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|suspicious RCU usage|kernel BUG|Kernel panic)'
+MRC_SPLAT='(BUG:|WARNING:|KASAN:|UBSAN:|Oops|general protection|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|suspicious RCU usage|kernel BUG|Kernel panic|self-detected stall|detected stalls on CPUs)'
 
 mrc_as_root() {
 	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi

@@ -1349,6 +1349,63 @@ TEST_F(mr, close_with_live_mrs_unpins)
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
+/*
+ * Issue 3 item 5: a 16 GiB registration must not trip the soft-lockup
+ * watchdog. The VM has 3 GiB, so the 16 GiB of address space map one
+ * 64 MiB memfd 256 times: mrcore still pins 4 Mi pages, builds a 4 Mi
+ * entry scatterlist, DMA-maps it and writes 4 Mi MTT entries, which is
+ * the work that must yield. The watchdog threshold is lowered to 1 s (a
+ * soft lockup is then reported after 2 s without a schedule), and the
+ * VM tier fails on the report. The device reads the last page back.
+ */
+#define BIG_ALIAS	(64ULL << 20)
+#define BIG_LEN		(16ULL << 30)
+
+TEST_F_TIMEOUT(mr, reg_16g_no_soft_lockup, 600)
+{
+	char old[32] = "";
+	struct mrct_reg reg;
+	uint8_t *area, out[64];
+	uint64_t off;
+	int mfd;
+
+	if (mrt_read_file("/proc/sys/kernel/watchdog_thresh", old,
+			  sizeof(old)))
+		SKIP(return, "no soft-lockup watchdog in this kernel");
+	mfd = memfd_create("mrt16g", 0);
+	ASSERT_LE(0, mfd);
+	ASSERT_EQ(0, ftruncate(mfd, BIG_ALIAS));
+
+	area = mmap(NULL, BIG_LEN, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, area);
+	for (off = 0; off < BIG_LEN; off += BIG_ALIAS)
+		ASSERT_NE(MAP_FAILED, mmap(area + off, BIG_ALIAS,
+					   PROT_READ | PROT_WRITE,
+					   MAP_SHARED | MAP_FIXED, mfd, 0));
+	/* Populate the memfd once; every alias then maps its pages. */
+	mrt_fill(area, BIG_ALIAS, 16);
+
+	ASSERT_EQ(0, mrt_write_file("/proc/sys/kernel/watchdog_thresh", "1"));
+	EXPECT_EQ(0, mrt_reg(self->fd, area, BIG_LEN, (uintptr_t)area, LW,
+			     &reg));
+	if (!_metadata->passed) {
+		mrt_write_file("/proc/sys/kernel/watchdog_thresh", old);
+		goto out;
+	}
+	EXPECT_EQ(0, mrt_read(self->fd, reg.handle,
+			      (uintptr_t)area + BIG_LEN - sizeof(out), out,
+			      sizeof(out)));
+	EXPECT_EQ(0, memcmp(area + BIG_ALIAS - sizeof(out), out,
+			    sizeof(out)));
+	EXPECT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	EXPECT_EQ(0, mrt_write_file("/proc/sys/kernel/watchdog_thresh", old));
+	mrt_check_clean(_metadata, self->fd, self->pinned0);
+out:
+	munmap(area, BIG_LEN);
+	close(mfd);
+}
+
 /* ANCHORS 33: a process exits with MRs live and its file still open. */
 TEST_F(mr, exit_with_live_mrs)
 {
