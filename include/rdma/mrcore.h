@@ -194,6 +194,7 @@ enum mrc_mr_type {
 	MRC_MR_PHYS,		/* caller's list of DMA address ranges */
 	MRC_MR_SG,		/* caller's DMA-mapped sg_table */
 	MRC_MR_USER,		/* pinned and DMA-mapped user memory */
+	MRC_MR_FAST_REG,	/* fast registration: FREE until a REG_MR */
 	MRC_MR_NUM_TYPES	/* keep me last */
 };
 
@@ -473,5 +474,30 @@ struct mrc_mr *mrc_reg_user_mr(struct mrc_pd *pd, u64 start, u64 length,
 int mrc_rereg_user_mr(struct mrc_mr *mr, int flags, struct mrc_pd *pd,
 		      u64 start, u64 length, u64 iova, u32 access);
 int mrc_dereg_mr(struct mrc_mr *mr);
+
+/*
+ * Fast registration (FRWR, IBTA "Fast Register Physical MR").
+ *
+ * mrc_alloc_frmr() returns an MR of type MRC_MR_FAST_REG whose key's
+ * context is FREE, in MTT mode, with translation space for max_pages
+ * entries. The backend's engine, executing work requests as the device,
+ * moves it FREE -> VALID with mrc_frmr_exec_reg() (IB_WR_REG_MR) and
+ * VALID -> FREE with mrc_frmr_exec_inv() (LOCAL_INV, Send with
+ * Invalidate). Both run under the MR's @lock, which also serialises them
+ * with deregistration; neither allocates. A REG_MR may change the key's
+ * variant (ib_update_fast_reg_key()): the MR's @key, and the key
+ * mrc_mkey_owner() finds it by, become the WR's. Free with
+ * mrc_dealloc_frmr(), never mrc_dereg_mr(), so that invalidations by key
+ * still running are waited for.
+ */
+
+/* frwr.c */
+u32 mrc_frmr_max_pages(const struct mrc_device *mdev);
+struct mrc_mr *mrc_alloc_frmr(struct mrc_pd *pd, u32 max_pages);
+int mrc_dealloc_frmr(struct mrc_mr *mr);
+int mrc_frmr_exec_reg(struct mrc_mr *mr, u32 key, u64 iova, u64 length,
+		      unsigned int page_shift, const u64 *dma_pages,
+		      u32 npages, u32 access);
+int mrc_frmr_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key);
 
 #endif /* _RDMA_MRCORE_H */
