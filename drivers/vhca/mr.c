@@ -23,6 +23,7 @@ static const char *const vhca_mr_kind_names[] = {
 	[MRC_MR_PHYS] = "phys",
 	[MRC_MR_SG] = "sg",
 	[MRC_MR_USER] = "user",
+	[MRC_MR_FAST_REG] = "fast_reg",
 };
 
 static_assert(ARRAY_SIZE(vhca_mr_kind_names) == MRC_MR_NUM_TYPES);
@@ -205,7 +206,9 @@ struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
  * @udata: unused
  *
  * mrcore invalidates the key (which drains the walkers inside it), then
- * unmaps, unpins and frees the translation.
+ * unmaps, unpins and frees the translation. A fast-reg MR goes through
+ * mrc_dealloc_frmr(), which first waits for invalidations by key, and
+ * its page list is freed with it.
  *
  * Return: 0, or -EBUSY while memory windows are bound (the MR stays).
  */
@@ -215,10 +218,14 @@ int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	int err;
 
 	vhca_dbg_mr(mr, "deregistering\n");
-	err = mrc_dereg_mr(mr->base_mr);
+	if (mr->pages)
+		err = mrc_dealloc_frmr(mr->base_mr);
+	else
+		err = mrc_dereg_mr(mr->base_mr);
 	if (err)
 		return err;
 
+	kfree(mr->pages);
 	kfree(mr);
 	return 0;
 }

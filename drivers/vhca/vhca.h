@@ -374,10 +374,18 @@ struct vhca_qp {
  * struct vhca_mr - a memory region
  * @ibmr: ib_core's MR; first, and allocated by the driver in 6.1
  * @base_mr: mrcore's MR, which owns the key, the translation and the pins
+ * @pages: fast-reg MRs only (NULL for others): the page list map_mr_sg
+ *	fills with DMA addresses and the engine's REG_MR reads, as an HCA
+ *	reads a descriptor list from host memory
+ * @npages: entries of @pages the last map_mr_sg filled
+ * @max_pages: entries @pages holds (alloc_mr's max_num_sg)
  */
 struct vhca_mr {
 	struct ib_mr ibmr;
 	struct mrc_mr *base_mr;
+	u64 *pages;
+	u32 npages;
+	u32 max_pages;
 };
 
 static inline struct vhca_dev *to_vhca_dev(struct ib_device *ibdev)

@@ -72,6 +72,11 @@ void vhca_fabric_del(struct vhca_dev *vdev);
 struct vhca_dev *vhca_fabric_route(const union ib_gid *dgid);
 
 /* frwr.c: fast registration */
+/*
+ * The longest page list of a fast-reg MR (max_fast_reg_page_list_len):
+ * 4 KiB of MTT per MR, as rxe's limit; ULPs ask for at most 256 or so.
+ */
+#define VHCA_MAX_FRWR_PAGES	512
 struct ib_mr *vhca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg);
 int vhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
