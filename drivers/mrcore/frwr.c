@@ -197,7 +197,7 @@ static int mrc_frmr_install(struct mrc_frmr *frmr)
 	if (ret)
 		goto out_free_key;
 
-	/* No entries yet, so nothing to fence: the context is the only write. */
+	/* No entries yet, so no fence: the context is the only write. */
 	mrc_frmr_free_ctx(frmr, &ctx);
 	if (mrc_inject(mdev, MRC_STAGE_WRITE_MKEY))
 		ret = -EIO;

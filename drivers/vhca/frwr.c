@@ -124,7 +124,8 @@ int vhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
  */
 static u32 vhca_frwr_access(int access)
 {
-	return (u32)access & ~(IB_ACCESS_OPTIONAL & ~IB_ACCESS_RELAXED_ORDERING);
+	return (u32)access &
+	       ~(IB_ACCESS_OPTIONAL & ~IB_ACCESS_RELAXED_ORDERING);
 }
 
 /**
