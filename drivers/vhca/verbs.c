@@ -55,9 +55,9 @@ static int vhca_query_device(struct ib_device *ibdev,
 	attr->vendor_part_id = VHCA_VENDOR_PART_ID;
 	attr->hw_ver = VHCA_HW_VER;
 	/*
-	 * Only what works today: fast registration of MEM_REG MRs, but no
-	 * ODP or SG_GAPS MRs yet, so neither IBK_ON_DEMAND_PAGING nor
-	 * IBK_SG_GAPS_REG.
+	 * Only what works today: fast registration of MEM_REG MRs (frwr.c),
+	 * but no ODP or SG_GAPS MRs yet, so neither IBK_ON_DEMAND_PAGING
+	 * nor IBK_SG_GAPS_REG.
 	 */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
