@@ -38,14 +38,40 @@ copy_bin() {
 		cp -L "$lib" "$stage$lib"
 	done
 }
-for b in /usr/bin/rdma /usr/sbin/ip /usr/bin/fio /usr/sbin/nvme; do
+for b in /usr/bin/rdma /usr/sbin/ip /usr/bin/fio /usr/sbin/nvme \
+	 /usr/sbin/iscsid /usr/sbin/iscsiadm; do
 	copy_bin "$b"
 done
 mkdir -p "$stage/lib64"
 cp -L /lib64/ld-linux-x86-64.so.2 "$stage/lib64/"
 ln -sf ../usr/bin/ip "$stage/sbin/ip"
+# The kernel's request_module (vm-init.sh points it at /sbin/modprobe):
+# LIO asks for ib_isert when a portal turns iSER on, crypto for crc32c.
+ln -sf ../bin/busybox "$stage/sbin/modprobe"
 echo 'root:x:0:0:root:/root:/bin/sh' > "$stage/etc/passwd"
 echo 'root:x:0:' > "$stage/etc/group"
+
+# open-iscsi (iSER tests). iscsid refuses iscsiadm unless /etc/passwd has
+# root (above). Timeouts are short so that a broken data path fails a
+# login in seconds: one login retry of 10 s, I/O failed 5 s after a
+# connection is lost, SendTargets discovery reopened once.
+mkdir -p "$stage"/etc/iscsi/{nodes,send_targets,ifaces}
+echo 'InitiatorName=iqn.2026-11.org.mrcore:vm' > "$stage/etc/iscsi/initiatorname.iscsi"
+cat > "$stage/etc/iscsi/iscsid.conf" <<'EOF'
+node.startup = manual
+node.session.initial_login_retry_max = 1
+node.conn[0].timeo.login_timeout = 10
+node.conn[0].timeo.logout_timeout = 10
+node.conn[0].timeo.noop_out_interval = 5
+node.conn[0].timeo.noop_out_timeout = 5
+node.session.timeo.replacement_timeout = 5
+node.session.err_timeo.abort_timeout = 10
+node.session.err_timeo.lu_reset_timeout = 10
+node.session.err_timeo.tgt_reset_timeout = 10
+node.session.scan = auto
+discovery.sendtargets.timeo.login_timeout = 10
+discovery.sendtargets.reopen_max = 1
+EOF
 
 # Module closures, in the same layout as the source root, then an index.
 src="$kroot/lib/modules/$kver"

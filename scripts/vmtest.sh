@@ -17,14 +17,17 @@ for a in "$@"; do
 	--bench) mode=bench ;;
 	--demo) mode=demo ;;
 	--only=*) mode="only:${a#--only=}" ;;
-	*) echo "usage: $0 [--kernel=stock|debug] [--bench|--demo]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--kernel=stock|debug] [--bench|--demo|--only=SCRIPT]" >&2
+	   exit 2 ;;
 	esac
 done
 
 bash "$here/deps.sh" vm
 # Modules the tests need; closures are resolved from the kernel's index.
 MODS="rdma_rxe rdma_cm ib_cm ib_umad nvme-rdma nvmet-rdma brd null_blk dummy
-	configfs crc32_generic crc32c_generic crct10dif_generic"
+	configfs crc32_generic crc32c_generic crct10dif_generic
+	ib_iser ib_isert iscsi_target_mod target_core_mod scsi_transport_iscsi
+	libiscsi sd_mod"
 # (In the debug kernel the crc modules are built in; their absence is fine.)
 work="$MRCORE_CACHE/vm-$kernel"
 mkdir -p "$work"

@@ -1,9 +1,166 @@
 # SPDX-License-Identifier: GPL-2.0
-# NVMe-oF over RDMA helpers: an nvmet-rdma target backed by a RAM disk
-# (so data can be verified) and an nvme-rdma host, both in this VM.
+# RDMA storage helpers: an RDMA device on a dummy netdev, commands run with
+# a deadline, NVMe-oF over RDMA (an nvmet-rdma target backed by a RAM disk,
+# so data can be verified, and an nvme-rdma host, both in this VM), pattern
+# I/O and a kernel-log check. iser.sh builds on the generic ones.
+#
+# Settings a script may change after sourcing this file:
+#   NQN         the subsystem exported and connected to
+#   NVMET_PORT  the nvmet port id (one per address)
+#   NVMET_DEV   the namespace's backing device
+#   NVME_OPTS   extra /dev/nvme-fabrics options, e.g. "ctrl_loss_tmo=5"
+#   NVME_CONNECT_TMO, NVME_DISCONNECT_TMO   deadlines in seconds
 
 NQN=nqn.2026-11.org.mrcore:ram0
 CFS=/sys/kernel/config/nvmet
+NVMET_PORT=1
+NVMET_DEV=/dev/ram0
+NVME_OPTS=
+NVME_CONNECT_TMO=15
+NVME_DISCONNECT_TMO=30
+
+# --- Generic ---------------------------------------------------------------
+
+# t_gate NAME CMD...: t_check that also returns CMD's status (lib.sh's
+# t_check returns that of its report), for a step later ones depend on.
+t_gate() {
+	local name=$1 out rc
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ $rc = 0 ]; then
+		t_ok "$name"
+	else
+		t_fail "$name" "$(echo "$out" | tail -1)"
+	fi
+	return $rc
+}
+
+# kill_tree PID: PID and every descendant, children first (so that none is
+# reparented to init before it is found).
+kill_tree() {
+	local c
+	for c in $(grep -l "^PPid:[[:space:]]*$1\$" /proc/[0-9]*/status 2>/dev/null); do
+		c=${c#/proc/}
+		kill_tree "${c%/status}"
+	done
+	kill "$1" 2>/dev/null
+}
+
+# run_for SECS CMD...: run CMD (a command or a function) with a deadline.
+# Prints CMD's output and returns its status, or prints why and returns 124
+# when CMD overran; CMD and its children are then sent SIGTERM. A command
+# stuck in an uninterruptible kernel wait survives that: it is left behind
+# and the script goes on, so that a wedged driver fails checks instead of
+# hanging the VM (the hung-task detector then reports it in the log).
+# CMD runs with its own output file, never the caller's pipe, so that a
+# left-behind process does not hold a command substitution open.
+run_for() {
+	local secs=$1 d pid n rc
+	shift
+	d=$(mktemp -d /tmp/run_for.XXXXXX) || return 1
+	( "$@"; rc=$?; : > "$d/done"; exit $rc ) < /dev/null > "$d/out" 2>&1 &
+	pid=$!
+	n=$((secs * 10))
+	while [ ! -e "$d/done" ]; do
+		if [ $n -le 0 ]; then
+			cat "$d/out"
+			kill_tree $pid
+			echo "timed out after ${secs}s: $*"
+			return 124
+		fi
+		sleep 0.1
+		n=$((n - 1))
+	done
+	wait $pid
+	rc=$?
+	cat "$d/out"
+	rm -rf "$d"
+	return $rc
+}
+
+# gid_of_ipv4 A.B.C.D: the IPv4-mapped RoCE v2 GID, as sysfs prints it.
+gid_of_ipv4() {
+	local IFS=.
+	set -- $1
+	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
+}
+
+# rdma_link_up TYPE DEV NETDEV ADDR: a dummy NETDEV with ADDR/24, an RDMA
+# device DEV of TYPE (rxe or vhca; the modules must be loaded) on it, and
+# ADDR's GID in DEV's table, which the RDMA CM needs to resolve ADDR.
+rdma_link_up() {
+	local gid
+	dummy_up "$3" "$4/24" || return 1
+	rdma link add "$2" type "$1" netdev "$3" || return 1
+	gid=$(gid_of_ipv4 "$4")
+	wait_for 10 sh -c "grep -q $gid /sys/class/infiniband/$2/ports/1/gids/*" ||
+		{ echo "no GID $gid on $2"; return 1; }
+}
+
+# rdma_link_down DEV NETDEV
+rdma_link_down() {
+	local rc=0
+	rdma link del "$1" || rc=1
+	ip link del "$2" || rc=1
+	return $rc
+}
+
+# vhca_idle DEV: mrcore's accounting of DEV is back to an idle device: no
+# MR, no PD, no translation segment, only the local DMA key.
+vhca_idle() {
+	local k v want
+	for k in mrs:0 pds:0 mkeys:1 xlt_segs_used:0; do
+		want=${k#*:}
+		v=$(mrc_stat "$1" "${k%:*}")
+		[ "$v" = "$want" ] || { echo "${k%:*} is $v, want $want"; return 1; }
+	done
+}
+
+# klog_mark TAG: put TAG in the kernel log; klog_since TAG prints what was
+# logged after it (the ring buffer is not cleared: the console keeps all).
+klog_mark() {
+	echo "mrcore-selftest: mark $1" > /dev/kmsg
+}
+
+klog_since() {
+	dmesg | sed -n "/mrcore-selftest: mark $1\$/,\$p"
+}
+
+# klog_clean TAG: nothing logged since TAG says a resource was leaked or
+# the kernel warned.
+klog_clean() {
+	local bad
+	bad=$(klog_since "$1" |
+	      grep -E -i 'leak|unregistered with|still in use|WARNING:|BUG:|Call Trace:')
+	[ -z "$bad" ] || { echo "$bad" | head -3; return 1; }
+}
+
+# pattern_rw DEV MB: write MB of random data with O_DIRECT, read it back,
+# compare byte for byte. The pattern stays in /tmp/pat.
+pattern_rw() {
+	dd if=/dev/urandom of=/tmp/pat bs=1M count="$2" 2>/dev/null &&
+	dd if=/tmp/pat of="$1" bs=1M oflag=direct 2>/dev/null &&
+	dd if="$1" of=/tmp/back bs=1M count="$2" iflag=direct 2>/dev/null &&
+	cmp /tmp/pat /tmp/back
+}
+
+# same_range A B MB SKIP: MB MiB at SKIP MiB are identical on A and B
+# (both read with O_DIRECT).
+same_range() {
+	dd if="$1" of=/tmp/ra bs=1M count="$3" skip="$4" iflag=direct 2>/dev/null &&
+	dd if="$2" of=/tmp/rb bs=1M count="$3" skip="$4" iflag=direct 2>/dev/null &&
+	cmp /tmp/ra /tmp/rb
+}
+
+# fio_verify DEV SIZE: 4 KiB random writes at QD 16 with crc32c verify.
+fio_verify() {
+	fio --thread --name=verify --filename="$1" --direct=1 --ioengine=libaio \
+		--rw=randwrite --bs=4k --iodepth=16 --size="$2" \
+		--verify=crc32c --do_verify=1 --output=/dev/null
+}
+
+# --- NVMe-oF ---------------------------------------------------------------
 
 nvmeof_modules() {
 	modprobe crc32_generic 2>/dev/null
@@ -13,19 +170,28 @@ nvmeof_modules() {
 	modprobe nvmet && modprobe nvmet-rdma && modprobe nvme-rdma
 }
 
-# nvmet_up ADDR: export /dev/ram0 on ADDR:4420.
+# nvme_timeouts ADMIN IO: nvme_core's command timeouts in seconds, for
+# controllers created from now on; prints the old pair for a later restore.
+nvme_timeouts() {
+	local p=/sys/module/nvme_core/parameters
+	echo "$(cat $p/admin_timeout) $(cat $p/io_timeout)"
+	echo "$1" > $p/admin_timeout && echo "$2" > $p/io_timeout
+}
+
+# nvmet_up ADDR: export $NVMET_DEV as $NQN on ADDR:4420, port $NVMET_PORT.
 nvmet_up() {
-	mkdir $CFS/subsystems/$NQN &&
-	echo 1 > $CFS/subsystems/$NQN/attr_allow_any_host &&
-	mkdir $CFS/subsystems/$NQN/namespaces/1 &&
-	echo /dev/ram0 > $CFS/subsystems/$NQN/namespaces/1/device_path &&
-	echo 1 > $CFS/subsystems/$NQN/namespaces/1/enable &&
-	mkdir $CFS/ports/1 &&
-	echo rdma > $CFS/ports/1/addr_trtype &&
-	echo ipv4 > $CFS/ports/1/addr_adrfam &&
-	echo "$1" > $CFS/ports/1/addr_traddr &&
-	echo 4420 > $CFS/ports/1/addr_trsvcid &&
-	ln -s $CFS/subsystems/$NQN $CFS/ports/1/subsystems/$NQN
+	local s=$CFS/subsystems/$NQN p=$CFS/ports/$NVMET_PORT
+	mkdir $s &&
+	echo 1 > $s/attr_allow_any_host &&
+	mkdir $s/namespaces/1 &&
+	echo "$NVMET_DEV" > $s/namespaces/1/device_path &&
+	echo 1 > $s/namespaces/1/enable &&
+	mkdir $p &&
+	echo rdma > $p/addr_trtype &&
+	echo ipv4 > $p/addr_adrfam &&
+	echo "$1" > $p/addr_traddr &&
+	echo 4420 > $p/addr_trsvcid &&
+	ln -s $s $p/subsystems/$NQN
 }
 
 # On a lockdep kernel the port is left configured: 6.1's nvmet takes
@@ -34,40 +200,74 @@ nvmet_up() {
 # that once and then switches itself off for the rest of the boot. The VM
 # is discarded after the run, so nothing is lost by not removing the port.
 nvmet_down() {
+	local s=$CFS/subsystems/$NQN p=$CFS/ports/$NVMET_PORT
 	if [ -e /proc/lockdep ]; then
 		echo "# nvmet port left configured (6.1 nvmet lockdep report on port removal)"
 		return 0
 	fi
-	rm -f $CFS/ports/1/subsystems/$NQN
-	rmdir $CFS/ports/1 2>/dev/null
-	echo 0 > $CFS/subsystems/$NQN/namespaces/1/enable 2>/dev/null
-	rmdir $CFS/subsystems/$NQN/namespaces/1 2>/dev/null
-	rmdir $CFS/subsystems/$NQN 2>/dev/null
+	rm -f $p/subsystems/$NQN
+	rmdir $p 2>/dev/null
+	echo 0 > $s/namespaces/1/enable 2>/dev/null
+	rmdir $s/namespaces/1 2>/dev/null
+	rmdir $s 2>/dev/null
 }
 
-# nvme_host_up ADDR [QUEUES]: connect and print the namespace's block device.
-nvme_host_up() {
-	local q=${2:-1} dev
-	echo "transport=rdma,traddr=$1,trsvcid=4420,nqn=$NQN,nr_io_queues=$q" \
-		> /dev/nvme-fabrics || return 1
-	wait_for 20 sh -c 'ls /sys/block | grep -q "^nvme[0-9]*n1$"' || return 1
-	dev=$(ls /sys/block | grep '^nvme[0-9]*n1$' | head -1)
-	echo "/dev/$dev"
-}
-
-nvme_host_down() {
+# nvme_ctrls: the host controllers (/sys/class/nvme/nvmeN) connected to $NQN.
+nvme_ctrls() {
 	local c
 	for c in /sys/class/nvme/nvme*; do
-		[ -e "$c/delete_controller" ] && echo 1 > "$c/delete_controller"
+		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$NQN" ] && echo "$c"
 	done
-	wait_for 20 sh -c '! ls /sys/block | grep -q "^nvme"'
 }
 
-# pattern_rw DEV MB: write MB of random data with O_DIRECT, read it back,
-# compare byte for byte.
-pattern_rw() {
-	dd if=/dev/urandom of=/tmp/pat bs=1M count="$2" 2>/dev/null &&
-	dd if=/tmp/pat of="$1" bs=1M oflag=direct 2>/dev/null &&
-	dd if="$1" of=/tmp/back bs=1M count="$2" iflag=direct 2>/dev/null &&
-	cmp /tmp/pat /tmp/back
+# nvme_ns_dev: the block device of $NQN's namespace 1: the multipath head
+# under the subsystem, or the controller's own disk without multipath.
+nvme_ns_dev() {
+	local s d n
+	for s in /sys/class/nvme-subsystem/nvme-subsys*; do
+		[ "$(cat "$s/subsysnqn" 2>/dev/null)" = "$NQN" ] || continue
+		for d in "$s"/nvme*n1 "$s"/nvme*/nvme*n1; do
+			n=${d##*/}
+			case $n in *c*) continue ;; esac
+			[ -b "/dev/$n" ] && { echo "/dev/$n"; return 0; }
+		done
+	done
+	return 1
+}
+
+# nvme_connect ADDR Q: the synchronous part of a connect (admin queue, I/O
+# queues); interruptible up to the admin connect, bounded by nvme_core's
+# admin_timeout after that.
+nvme_connect() {
+	echo "transport=rdma,traddr=$1,trsvcid=4420,nqn=$NQN,nr_io_queues=$2${NVME_OPTS:+,$NVME_OPTS}" \
+		> /dev/nvme-fabrics
+}
+
+# nvme_host_up ADDR [QUEUES]: connect within $NVME_CONNECT_TMO seconds and
+# print the namespace's block device; on failure print why.
+nvme_host_up() {
+	run_for "$NVME_CONNECT_TMO" nvme_connect "$1" "${2:-1}" || return 1
+	wait_for 20 nvme_ns_dev || { echo "connected, but no namespace appeared"; return 1; }
+	nvme_ns_dev
+}
+
+# nvme_queues: the I/O queues of $NQN's (single) controller.
+nvme_queues() {
+	local c
+	c=$(nvme_ctrls | head -1)
+	[ -n "$c" ] && echo $(($(cat "$c/queue_count") - 1))
+}
+
+nvme_delete_ctrls() {
+	local c
+	for c in $(nvme_ctrls); do
+		echo 1 > "$c/delete_controller" 2>/dev/null
+	done
+	wait_for 20 sh -c "! grep -qx '$NQN' /sys/class/nvme/nvme*/subsysnqn"
+}
+
+# nvme_host_down: delete the controllers of $NQN, within
+# $NVME_DISCONNECT_TMO seconds (deletion waits for the queues to drain).
+nvme_host_down() {
+	run_for "$NVME_DISCONNECT_TMO" nvme_delete_ctrls
 }
