@@ -22,10 +22,21 @@
  * others.
  *
  * An ib_client tracks device removal: when a bound device goes away, every
- * context on it deregisters its MRs, frees its PDs and drops its
- * reference, so "rdma link del" never waits for a test to close its file.
+ * context on it destroys its QP pairs, deregisters its MRs, frees its PDs
+ * and drops its reference, so "rdma link del" never waits for a test to
+ * close its file (at most for one completion wait, which notices the
+ * removal and stops).
+ *
+ * The data path is driven through loopback RC pairs: two QPs on one PD of
+ * the context, connected to each other by hand over the port's RoCE v2
+ * GID, with CQs the module polls itself. One WR is posted and waited for
+ * at a time, with a bounded wait, so a stuck engine fails a test instead
+ * of hanging the VM. Only standard kernel verbs are used: vhca and rxe run
+ * the same cases.
  */
+#include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/jiffies.h>
 #include <linux/list.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -38,6 +49,8 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/mrcore.h>
 #include <rdma/vhca.h>
@@ -46,6 +59,46 @@
 
 /* Bytes handed to the walker per call; it does not yield within one. */
 #define MRCT_XFER_CHUNK		SZ_1M
+
+/* Loopback RC pairs: both directions use these. */
+#define MRCT_QP_PSN		0
+#define MRCT_QP_RD_ATOM		4
+#define MRCT_QP_MIN_RNR_TIMER	12	/* 0.64 ms */
+#define MRCT_QP_TIMEOUT		14	/* 4.096 us * 2^14 = 67 ms */
+#define MRCT_QP_RETRY		7
+#define MRCT_QP_RNR_RETRY	7	/* infinite: bounded by our wait */
+#define MRCT_QP_HOP_LIMIT	64
+/* CQ slots: every send and receive of the QP, plus flushes. */
+#define MRCT_CQ_DEPTH		(4 * MRCT_QP_DEPTH)
+/* Receive wr_ids have this bit, send wr_ids do not. */
+#define MRCT_RECV_WRID		BIT_ULL(63)
+/* After an error completion: how long to wait for the QP to reach ERR. */
+#define MRCT_QP_ERR_WAIT_MS	1000
+
+/**
+ * struct mrct_pair - a loopback RC pair: QP A (0) and QP B (1)
+ * @cq: CQ of each QP, for its sends and its receives
+ * @qp: the QPs; qp[i]'s peer is qp[1 - i]
+ * @next_wr_id: wr_id of the next send (receives: with MRCT_RECV_WRID)
+ * @wedged: a wait timed out: a late completion may still come, so the
+ *	pair takes no more work
+ *
+ * Owned by its context and used under the context's lock.
+ */
+struct mrct_pair {
+	struct ib_cq *cq[2];
+	struct ib_qp *qp[2];
+	u64 next_wr_id;
+	bool wedged;
+};
+
+/* Where a pair's QPs send to: their own port's RoCE v2 IPv4 GID. */
+struct mrct_path {
+	u32 port;
+	u32 gid_index;
+	union ib_gid gid;
+	u8 dmac[ETH_ALEN];
+};
 
 /**
  * struct mrct_ctx - the state of one open file
@@ -57,6 +110,9 @@
  * @mrs: handle -> struct ib_mr
  * @next_handle: allocation cursor for @mrs
  * @nr_mrs: entries in @mrs
+ * @pairs: handle -> struct mrct_pair
+ * @next_pair: allocation cursor for @pairs
+ * @nr_pairs: entries in @pairs
  */
 struct mrct_ctx {
 	struct list_head node;
@@ -67,6 +123,9 @@ struct mrct_ctx {
 	struct xarray mrs;
 	u32 next_handle;
 	u32 nr_mrs;
+	struct xarray pairs;
+	u32 next_pair;
+	u32 nr_pairs;
 };
 
 /* Taken before any context's lock. */
@@ -98,14 +157,23 @@ static int mrct_add_one(struct ib_device *ibdev)
 	return 0;
 }
 
-/* Deregister everything and let go of the device. */
+static void mrct_pair_free(struct mrct_ctx *ctx, struct mrct_pair *pair);
+
+/* Destroy the pairs, deregister everything and let go of the device. */
 static void mrct_unbind(struct mrct_ctx *ctx)
 {
+	struct mrct_pair *pair;
 	unsigned long handle;
 	struct ib_mr *mr;
 	int i, err;
 
 	lockdep_assert_held(&ctx->lock);
+	/* QPs first: they hold their PD, and WRs may name the MRs. */
+	xa_for_each(&ctx->pairs, handle, pair) {
+		xa_erase(&ctx->pairs, handle);
+		mrct_pair_free(ctx, pair);
+	}
+	ctx->nr_pairs = 0;
 	xa_for_each(&ctx->mrs, handle, mr) {
 		err = ib_dereg_mr(mr);
 		if (err)
@@ -516,6 +584,643 @@ static int mrct_counters(struct mrct_ctx *ctx, void __user *uarg)
 	return 0;
 }
 
+/* Loopback RC pairs ------------------------------------------------------ */
+
+/* QP events change nothing here: the tests read completions and states. */
+static void mrct_qp_event(struct ib_event *event, void *context)
+{
+	ibdev_dbg(event->device, "QP 0x%x: %s\n", event->element.qp->qp_num,
+		  ib_event_msg(event->event));
+}
+
+/*
+ * The first RoCE v2 GID of the first port that maps an IPv4 address, and
+ * the MAC of its netdev: a kernel caller of modify_qp passes a resolved
+ * destination MAC, and a loopback pair sends to its own port.
+ */
+static int mrct_find_path(struct ib_device *ibdev, struct mrct_path *path)
+{
+	const struct ib_gid_attr *attr;
+	struct ib_port_attr pattr;
+	int i, err;
+
+	path->port = rdma_start_port(ibdev);
+	if (!rdma_protocol_roce(ibdev, path->port))
+		return -EOPNOTSUPP;
+	err = ib_query_port(ibdev, path->port, &pattr);
+	if (err)
+		return err;
+	for (i = 0; i < pattr.gid_tbl_len; i++) {
+		attr = rdma_get_gid_attr(ibdev, path->port, i);
+		if (IS_ERR(attr))
+			continue;
+		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
+		    ipv6_addr_v4mapped((const struct in6_addr *)attr->gid.raw)) {
+			path->gid_index = i;
+			path->gid = attr->gid;
+			err = rdma_read_gid_l2_fields(attr, NULL, path->dmac);
+			rdma_put_gid_attr(attr);
+			return err;
+		}
+		rdma_put_gid_attr(attr);
+	}
+	return -EADDRNOTAVAIL;
+}
+
+/* An RC QP on @cq; @cap in: what to ask for, out: what was granted. */
+static struct ib_qp *mrct_create_qp(struct ib_pd *pd, struct ib_cq *cq,
+				    struct ib_qp_cap *cap)
+{
+	struct ib_qp_init_attr init = {
+		.event_handler = mrct_qp_event,
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = *cap,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	struct ib_qp *qp;
+
+	qp = ib_create_qp(pd, &init);
+	if (!IS_ERR(qp))
+		*cap = init.cap;
+	return qp;
+}
+
+/* RESET -> INIT -> RTR -> RTS, sending to @peer over @path. */
+static int mrct_connect_qp(struct ib_qp *qp, struct ib_qp *peer,
+			   struct mrct_path *path, int access)
+{
+	struct ib_device *ibdev = qp->device;
+	struct ib_qp_attr attr = {};
+	int err;
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.pkey_index = 0;
+	attr.port_num = path->port;
+	attr.qp_access_flags = access;
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (err)
+		return err;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	attr.path_mtu = IB_MTU_1024;
+	attr.dest_qp_num = peer->qp_num;
+	attr.rq_psn = MRCT_QP_PSN;
+	attr.max_dest_rd_atomic = min_t(int, ibdev->attrs.max_qp_rd_atom,
+					MRCT_QP_RD_ATOM);
+	attr.min_rnr_timer = MRCT_QP_MIN_RNR_TIMER;
+	attr.ah_attr.type = rdma_ah_find_type(ibdev, path->port);
+	rdma_ah_set_port_num(&attr.ah_attr, path->port);
+	rdma_ah_set_grh(&attr.ah_attr, &path->gid, 0, path->gid_index,
+			MRCT_QP_HOP_LIMIT, 0);
+	memcpy(attr.ah_attr.roce.dmac, path->dmac, ETH_ALEN);
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.timeout = MRCT_QP_TIMEOUT;
+	attr.retry_cnt = MRCT_QP_RETRY;
+	attr.rnr_retry = MRCT_QP_RNR_RETRY;
+	attr.sq_psn = MRCT_QP_PSN;
+	attr.max_rd_atomic = min_t(int, ibdev->attrs.max_qp_init_rd_atom,
+				   MRCT_QP_RD_ATOM);
+	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
+ * Destroy what there is of @pair, in any QP state: a QP still holding
+ * WRs is destroyed as it is (draining could wait for an engine that is
+ * stuck), then the CQs.
+ */
+static void mrct_pair_free(struct mrct_ctx *ctx, struct mrct_pair *pair)
+{
+	int i, err;
+
+	for (i = 0; i < 2; i++) {
+		if (!pair->qp[i])
+			continue;
+		err = ib_destroy_qp(pair->qp[i]);
+		if (err)
+			ibdev_warn(ctx->ibdev, "QP 0x%x: destroy failed: %d\n",
+				   pair->qp[i]->qp_num, err);
+	}
+	for (i = 0; i < 2; i++)
+		if (pair->cq[i])
+			ib_free_cq(pair->cq[i]);
+	kfree(pair);
+}
+
+/* Two CQs, two QPs, connected; on failure the caller frees what is built. */
+static int mrct_pair_build(struct mrct_ctx *ctx, struct mrct_pair *pair,
+			   struct mrct_qp_create *req, struct mrct_path *path)
+{
+	struct ib_qp_cap cap;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	int i, err;
+
+	for (i = 0; i < 2; i++) {
+		cq = ib_alloc_cq(ctx->ibdev, pair, MRCT_CQ_DEPTH, 0,
+				 IB_POLL_DIRECT);
+		if (IS_ERR(cq))
+			return PTR_ERR(cq);
+		pair->cq[i] = cq;
+	}
+	for (i = 0; i < 2; i++) {
+		cap = (struct ib_qp_cap) {
+			.max_send_wr = MRCT_QP_DEPTH,
+			.max_recv_wr = MRCT_QP_DEPTH,
+			.max_send_sge = req->max_send_sge,
+			.max_recv_sge = req->max_recv_sge,
+			.max_inline_data = req->max_inline,
+		};
+		qp = mrct_create_qp(ctx->pd[req->pd], pair->cq[i], &cap);
+		if (IS_ERR(qp))
+			return PTR_ERR(qp);
+		pair->qp[i] = qp;
+		if (i)
+			continue;
+		req->max_send_sge = cap.max_send_sge;
+		req->max_recv_sge = cap.max_recv_sge;
+		req->max_inline = cap.max_inline_data;
+	}
+	for (i = 0; i < 2; i++) {
+		err = mrct_connect_qp(pair->qp[i], pair->qp[1 - i], path,
+				      req->access);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int mrct_qp_create_locked(struct mrct_ctx *ctx,
+				 struct mrct_qp_create *req)
+{
+	struct ib_pd *pd = ctx->pd[req->pd];
+	struct mrct_pair *pair;
+	struct mrct_path path;
+	int err;
+
+	lockdep_assert_held(&ctx->lock);
+	if (!ctx->ibdev)
+		return -ENODEV;
+	if (ctx->nr_pairs >= MRCT_MAX_PAIRS)
+		return -EMFILE;
+	err = mrct_find_path(ctx->ibdev, &path);
+	if (err)
+		return err;
+
+	pair = kzalloc(sizeof(*pair), GFP_KERNEL);
+	if (!pair)
+		return -ENOMEM;
+	err = mrct_pair_build(ctx, pair, req, &path);
+	if (err)
+		goto out_free_pair;
+	err = xa_alloc_cyclic(&ctx->pairs, &req->handle, pair,
+			      XA_LIMIT(1, U32_MAX), &ctx->next_pair,
+			      GFP_KERNEL);
+	if (err < 0)
+		goto out_free_pair;
+	ctx->nr_pairs++;
+
+	req->qpn[0] = pair->qp[0]->qp_num;
+	req->qpn[1] = pair->qp[1]->qp_num;
+	req->local_dma_lkey = pd->local_dma_lkey;
+	req->gid_index = path.gid_index;
+	BUILD_BUG_ON(sizeof(req->gid) != sizeof(path.gid.raw));
+	memcpy(req->gid, path.gid.raw, sizeof(req->gid));
+	req->flags = 0;
+	if (ctx->is_vhca)
+		req->flags |= MRCT_QP_F_VHCA;
+	if (ctx->ibdev->attrs.atomic_cap != IB_ATOMIC_NONE)
+		req->flags |= MRCT_QP_F_ATOMIC;
+	return 0;
+
+out_free_pair:
+	mrct_pair_free(ctx, pair);
+	return err;
+}
+
+#define MRCT_QP_ACCESS	(MRCT_ACCESS_LOCAL_WRITE | MRCT_ACCESS_REMOTE_WRITE | \
+			 MRCT_ACCESS_REMOTE_READ | MRCT_ACCESS_REMOTE_ATOMIC)
+
+static int mrct_qp_create(struct mrct_ctx *ctx, void __user *uarg)
+{
+	struct mrct_qp_create req;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.pd >= MRCT_NUM_PDS || req.reserved ||
+	    req.access & ~MRCT_QP_ACCESS ||
+	    req.max_send_sge > MRCT_QP_MAX_SGE ||
+	    req.max_recv_sge > MRCT_QP_MAX_SGE ||
+	    req.max_inline > MRCT_QP_MAX_INLINE)
+		return -EINVAL;
+
+	mutex_lock(&ctx->lock);
+	err = mrct_qp_create_locked(ctx, &req);
+	mutex_unlock(&ctx->lock);
+	if (err)
+		return err;
+
+	/* On a fault the pair stays until the file is closed. */
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return 0;
+}
+
+static int mrct_qp_destroy(struct mrct_ctx *ctx, void __user *uarg)
+{
+	struct mrct_qp_destroy req;
+	struct mrct_pair *pair;
+	int err = 0;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved)
+		return -EINVAL;
+
+	mutex_lock(&ctx->lock);
+	if (!ctx->ibdev) {
+		err = -ENODEV;
+		goto out_unlock;
+	}
+	pair = xa_erase(&ctx->pairs, req.handle);
+	if (!pair) {
+		err = -ENOENT;
+		goto out_unlock;
+	}
+	ctx->nr_pairs--;
+	mrct_pair_free(ctx, pair);
+out_unlock:
+	mutex_unlock(&ctx->lock);
+	return err;
+}
+
+/* A pair of the context, ready for work, or an ERR_PTR. */
+static struct mrct_pair *mrct_pair_get(struct mrct_ctx *ctx, u32 handle)
+{
+	struct mrct_pair *pair;
+
+	lockdep_assert_held(&ctx->lock);
+	if (!ctx->ibdev)
+		return ERR_PTR(-ENODEV);
+	pair = xa_load(&ctx->pairs, handle);
+	if (!pair)
+		return ERR_PTR(-ENOENT);
+	if (pair->wedged)
+		return ERR_PTR(-EIO);
+	return pair;
+}
+
+static u32 mrct_bad_wr(const void *bad, const void *wr)
+{
+	if (!bad)
+		return MRCT_BAD_WR_NULL;
+	return bad == wr ? MRCT_BAD_WR_SELF : MRCT_BAD_WR_OTHER;
+}
+
+/*
+ * Poll @cq until the completion wanted arrives: the send numbered @wr_id,
+ * or with @recv the oldest receive. Others (late flushes of earlier work)
+ * are dropped. The wait ends after MRCT_QP_WAIT_MS, on a fatal signal, or
+ * when the device's removal has begun (it waits for our lock).
+ */
+static int mrct_wait_wc(struct mrct_ctx *ctx, struct ib_cq *cq, u64 wr_id,
+			bool recv, struct ib_wc *wc)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(MRCT_QP_WAIT_MS);
+	int n;
+
+	for (;;) {
+		n = ib_poll_cq(cq, 1, wc);
+		if (n < 0)
+			return n;
+		if (n) {
+			if (recv ? wc->wr_id & MRCT_RECV_WRID :
+				   wc->wr_id == wr_id)
+				return 0;
+			continue;
+		}
+		if (time_after(jiffies, deadline))
+			return -ETIMEDOUT;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		if (ib_get_client_data(ctx->ibdev, &mrct_client) != ctx->ibdev)
+			return -ENODEV;
+		usleep_range(20, 100);
+	}
+}
+
+static u32 mrct_qp_state(struct ib_qp *qp)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	if (ib_query_qp(qp, &attr, IB_QP_STATE, &init))
+		return MRCT_QPS_UNKNOWN;
+	return attr.qp_state;
+}
+
+/*
+ * After an error completion the QP is in ERR (IBTA 10.3.1); a driver may
+ * post the completion just before it moves the QP, so give it a moment.
+ */
+static u32 mrct_qp_state_after_error(struct ib_qp *qp)
+{
+	unsigned long deadline = jiffies +
+				 msecs_to_jiffies(MRCT_QP_ERR_WAIT_MS);
+	u32 state;
+
+	for (;;) {
+		state = mrct_qp_state(qp);
+		if (state == IB_QPS_ERR || state == MRCT_QPS_UNKNOWN ||
+		    time_after(jiffies, deadline))
+			return state;
+		usleep_range(100, 200);
+	}
+}
+
+/* The WR, in the largest of the containers a driver may take it from. */
+union mrct_send_wr {
+	struct ib_send_wr wr;
+	struct ib_rdma_wr rdma;
+	struct ib_atomic_wr atomic;
+	struct ib_ud_wr ud;
+	struct ib_reg_wr reg;
+};
+
+/**
+ * struct mrct_post_work - what one MRCT_QP_POST builds
+ * @req: the request, copied in and out
+ * @wr: the WR
+ * @sge: its gather list
+ * @wc: the completion polled
+ * @inline_buf: kernel copy of inline data, or NULL
+ */
+struct mrct_post_work {
+	struct mrct_qp_post req;
+	union mrct_send_wr wr;
+	struct ib_sge sge[MRCT_QP_MAX_SGE];
+	struct ib_wc wc;
+	u8 *inline_buf;
+};
+
+/*
+ * IB_SEND_INLINE: the SGEs name the caller's memory; the driver copies
+ * the bytes at post time from kernel addresses, so bounce them.
+ */
+static int mrct_inline_copy(struct mrct_post_work *w)
+{
+	const struct mrct_sge *usge = w->req.sge;
+	u64 total = 0, off = 0;
+	u32 i;
+
+	for (i = 0; i < w->req.num_sge; i++)
+		total += usge[i].length;
+	if (total > MRCT_QP_MAX_INLINE)
+		return -EINVAL;
+	w->inline_buf = kmalloc(max_t(u64, total, 1), GFP_KERNEL);
+	if (!w->inline_buf)
+		return -ENOMEM;
+	for (i = 0; i < w->req.num_sge; i++) {
+		if (copy_from_user(w->inline_buf + off,
+				   u64_to_user_ptr(usge[i].addr),
+				   usge[i].length))
+			return -EFAULT;
+		w->sge[i].addr = (uintptr_t)(w->inline_buf + off);
+		w->sge[i].length = usge[i].length;
+		w->sge[i].lkey = usge[i].lkey;
+		off += usge[i].length;
+	}
+	return 0;
+}
+
+static bool mrct_opcode_is_atomic(u32 opcode)
+{
+	switch (opcode) {
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_MASKED_ATOMIC_CMP_AND_SWP:
+	case IB_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Build the WR of @w->req, opcode and all, as the caller gave it. */
+static int mrct_build_send_wr(struct mrct_post_work *w)
+{
+	struct mrct_qp_post *req = &w->req;
+	struct ib_send_wr *wr = &w->wr.wr;
+	u32 i;
+	int err;
+
+	if (req->send_flags & MRCT_SEND_INLINE) {
+		err = mrct_inline_copy(w);
+		if (err)
+			return err;
+	} else {
+		for (i = 0; i < req->num_sge; i++) {
+			w->sge[i].addr = req->sge[i].addr;
+			w->sge[i].length = req->sge[i].length;
+			w->sge[i].lkey = req->sge[i].lkey;
+		}
+	}
+	wr->opcode = req->opcode;
+	wr->send_flags = req->send_flags | IB_SEND_SIGNALED;
+	wr->sg_list = w->sge;
+	wr->num_sge = req->num_sge;
+	if (mrct_opcode_is_atomic(req->opcode)) {
+		w->wr.atomic.remote_addr = req->remote_addr;
+		w->wr.atomic.compare_add = req->compare_add;
+		w->wr.atomic.swap = req->swap;
+		w->wr.atomic.compare_add_mask = ~0ULL;
+		w->wr.atomic.swap_mask = ~0ULL;
+		w->wr.atomic.rkey = req->rkey;
+	} else {
+		w->wr.rdma.remote_addr = req->remote_addr;
+		w->wr.rdma.rkey = req->rkey;
+	}
+	return 0;
+}
+
+/* Collect the peer's receive for a SEND that completed well. */
+static int mrct_wait_recv(struct mrct_ctx *ctx, struct mrct_pair *pair,
+			  struct mrct_post_work *w)
+{
+	struct mrct_qp_post *req = &w->req;
+	int err;
+
+	if (!(req->flags & MRCT_POST_WAIT_RECV) ||
+	    req->status != IB_WC_SUCCESS)
+		return 0;
+	err = mrct_wait_wc(ctx, pair->cq[1 - req->qp], 0, true, &w->wc);
+	if (err)
+		return err;
+	req->recv_status = w->wc.status;
+	req->recv_opcode = w->wc.opcode;
+	req->recv_byte_len = w->wc.byte_len;
+	return 0;
+}
+
+static int mrct_qp_post_locked(struct mrct_ctx *ctx, struct mrct_post_work *w)
+{
+	struct mrct_qp_post *req = &w->req;
+	const struct ib_send_wr *bad = NULL;
+	struct mrct_pair *pair;
+	struct ib_qp *qp;
+	int err;
+
+	lockdep_assert_held(&ctx->lock);
+	pair = mrct_pair_get(ctx, req->handle);
+	if (IS_ERR(pair))
+		return PTR_ERR(pair);
+	qp = pair->qp[req->qp];
+
+	w->wr.wr.wr_id = pair->next_wr_id++ & ~MRCT_RECV_WRID;
+	req->post_err = ib_post_send(qp, &w->wr.wr, &bad);
+	req->bad_wr = mrct_bad_wr(bad, &w->wr.wr);
+	if (req->post_err) {
+		req->qp_state[0] = mrct_qp_state(qp);
+		req->qp_state[1] = mrct_qp_state(pair->qp[1 - req->qp]);
+		return 0;
+	}
+
+	err = mrct_wait_wc(ctx, pair->cq[req->qp], w->wr.wr.wr_id, false,
+			   &w->wc);
+	if (err)
+		goto out_wedged;
+	req->status = w->wc.status;
+	req->wc_opcode = w->wc.opcode;
+	req->byte_len = w->wc.byte_len;
+	req->vendor_err = w->wc.vendor_err;
+	err = mrct_wait_recv(ctx, pair, w);
+	if (err)
+		goto out_wedged;
+
+	if (req->status == IB_WC_SUCCESS)
+		req->qp_state[0] = mrct_qp_state(qp);
+	else
+		req->qp_state[0] = mrct_qp_state_after_error(qp);
+	req->qp_state[1] = mrct_qp_state(pair->qp[1 - req->qp]);
+	return 0;
+
+out_wedged:
+	/* The WR may still complete: keep its late completion from others. */
+	pair->wedged = true;
+	return err;
+}
+
+static int mrct_qp_post(struct mrct_ctx *ctx, void __user *uarg)
+{
+	struct mrct_post_work *w;
+	struct mrct_qp_post *req;
+	int err;
+
+	w = kzalloc(sizeof(*w), GFP_KERNEL);
+	if (!w)
+		return -ENOMEM;
+	req = &w->req;
+	if (copy_from_user(req, uarg, sizeof(*req))) {
+		err = -EFAULT;
+		goto out_free;
+	}
+	if (req->qp > 1 || req->num_sge > MRCT_QP_MAX_SGE ||
+	    req->send_flags & ~MRCT_SEND_FLAGS ||
+	    req->flags & ~MRCT_POST_FLAGS ||
+	    req->reserved[0] || req->reserved[1]) {
+		err = -EINVAL;
+		goto out_free;
+	}
+	req->post_err = 0;
+	req->bad_wr = MRCT_BAD_WR_NULL;
+	req->status = MRCT_WC_NONE;
+	req->recv_status = MRCT_WC_NONE;
+	req->wc_opcode = 0;
+	req->byte_len = 0;
+	req->vendor_err = 0;
+	req->recv_opcode = 0;
+	req->recv_byte_len = 0;
+	req->qp_state[0] = MRCT_QPS_UNKNOWN;
+	req->qp_state[1] = MRCT_QPS_UNKNOWN;
+	err = mrct_build_send_wr(w);
+	if (err)
+		goto out_free;
+
+	mutex_lock(&ctx->lock);
+	err = mrct_qp_post_locked(ctx, w);
+	mutex_unlock(&ctx->lock);
+
+	if (!err && copy_to_user(uarg, req, sizeof(*req)))
+		err = -EFAULT;
+out_free:
+	kfree(w->inline_buf);
+	kfree(w);
+	return err;
+}
+
+static int mrct_qp_post_recv(struct mrct_ctx *ctx, void __user *uarg)
+{
+	const struct ib_recv_wr *bad = NULL;
+	struct ib_recv_wr wr = {};
+	struct mrct_qp_recv *req;
+	struct mrct_pair *pair;
+	struct ib_sge *sge;
+	u32 i;
+	int err;
+
+	req = memdup_user(uarg, sizeof(*req));
+	if (IS_ERR(req))
+		return PTR_ERR(req);
+	if (req->qp > 1 || req->num_sge > MRCT_QP_MAX_SGE || req->reserved) {
+		err = -EINVAL;
+		goto out_free_req;
+	}
+	sge = kcalloc(MRCT_QP_MAX_SGE, sizeof(*sge), GFP_KERNEL);
+	if (!sge) {
+		err = -ENOMEM;
+		goto out_free_req;
+	}
+	for (i = 0; i < req->num_sge; i++) {
+		sge[i].addr = req->sge[i].addr;
+		sge[i].length = req->sge[i].length;
+		sge[i].lkey = req->sge[i].lkey;
+	}
+
+	mutex_lock(&ctx->lock);
+	pair = mrct_pair_get(ctx, req->handle);
+	if (IS_ERR(pair)) {
+		err = PTR_ERR(pair);
+		goto out_unlock;
+	}
+	wr.wr_id = MRCT_RECV_WRID | pair->next_wr_id++;
+	wr.sg_list = sge;
+	wr.num_sge = req->num_sge;
+	req->post_err = ib_post_recv(pair->qp[req->qp], &wr, &bad);
+	req->bad_wr = mrct_bad_wr(bad, &wr);
+	err = 0;
+out_unlock:
+	mutex_unlock(&ctx->lock);
+	kfree(sge);
+	if (!err && copy_to_user(uarg, req, sizeof(*req)))
+		err = -EFAULT;
+out_free_req:
+	kfree(req);
+	return err;
+}
+
 static long mrct_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct mrct_ctx *ctx = filp->private_data;
@@ -536,6 +1241,14 @@ static long mrct_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return mrct_dereg(ctx, uarg);
 	case MRCT_COUNTERS:
 		return mrct_counters(ctx, uarg);
+	case MRCT_QP_CREATE:
+		return mrct_qp_create(ctx, uarg);
+	case MRCT_QP_DESTROY:
+		return mrct_qp_destroy(ctx, uarg);
+	case MRCT_QP_POST:
+		return mrct_qp_post(ctx, uarg);
+	case MRCT_QP_POST_RECV:
+		return mrct_qp_post_recv(ctx, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -550,6 +1263,7 @@ static int mrct_open(struct inode *inode, struct file *filp)
 		return -ENOMEM;
 	mutex_init(&ctx->lock);
 	xa_init_flags(&ctx->mrs, XA_FLAGS_ALLOC);
+	xa_init_flags(&ctx->pairs, XA_FLAGS_ALLOC);
 
 	mutex_lock(&mrct_lock);
 	list_add(&ctx->node, &mrct_ctxs);
@@ -573,6 +1287,7 @@ static int mrct_release(struct inode *inode, struct file *filp)
 	mutex_unlock(&ctx->lock);
 
 	xa_destroy(&ctx->mrs);
+	xa_destroy(&ctx->pairs);
 	mutex_destroy(&ctx->lock);
 	kfree(ctx);
 	return 0;
@@ -622,11 +1337,56 @@ static void mrct_check_uapi(void)
 	BUILD_BUG_ON(sizeof(struct mrct_counters) != 16);
 }
 
+/* The data-path UAPI spells ib_verbs.h's values too. */
+static void mrct_check_qp_uapi(void)
+{
+	BUILD_BUG_ON(MRCT_WR_RDMA_WRITE != IB_WR_RDMA_WRITE);
+	BUILD_BUG_ON(MRCT_WR_SEND != IB_WR_SEND);
+	BUILD_BUG_ON(MRCT_WR_RDMA_READ != IB_WR_RDMA_READ);
+	BUILD_BUG_ON(MRCT_WR_ATOMIC_CMP_AND_SWP != IB_WR_ATOMIC_CMP_AND_SWP);
+	BUILD_BUG_ON(MRCT_WR_ATOMIC_FETCH_AND_ADD !=
+		     IB_WR_ATOMIC_FETCH_AND_ADD);
+	BUILD_BUG_ON(MRCT_WR_LSO != IB_WR_LSO);
+	BUILD_BUG_ON(MRCT_SEND_FENCE != IB_SEND_FENCE);
+	BUILD_BUG_ON(MRCT_SEND_SOLICITED != IB_SEND_SOLICITED);
+	BUILD_BUG_ON(MRCT_SEND_INLINE != IB_SEND_INLINE);
+	BUILD_BUG_ON(MRCT_WC_SUCCESS != IB_WC_SUCCESS);
+	BUILD_BUG_ON(MRCT_WC_LOC_LEN_ERR != IB_WC_LOC_LEN_ERR);
+	BUILD_BUG_ON(MRCT_WC_LOC_QP_OP_ERR != IB_WC_LOC_QP_OP_ERR);
+	BUILD_BUG_ON(MRCT_WC_LOC_PROT_ERR != IB_WC_LOC_PROT_ERR);
+	BUILD_BUG_ON(MRCT_WC_WR_FLUSH_ERR != IB_WC_WR_FLUSH_ERR);
+	BUILD_BUG_ON(MRCT_WC_LOC_ACCESS_ERR != IB_WC_LOC_ACCESS_ERR);
+	BUILD_BUG_ON(MRCT_WC_REM_INV_REQ_ERR != IB_WC_REM_INV_REQ_ERR);
+	BUILD_BUG_ON(MRCT_WC_REM_ACCESS_ERR != IB_WC_REM_ACCESS_ERR);
+	BUILD_BUG_ON(MRCT_WC_REM_OP_ERR != IB_WC_REM_OP_ERR);
+	BUILD_BUG_ON(MRCT_WC_RETRY_EXC_ERR != IB_WC_RETRY_EXC_ERR);
+	BUILD_BUG_ON(MRCT_WC_RNR_RETRY_EXC_ERR != IB_WC_RNR_RETRY_EXC_ERR);
+	BUILD_BUG_ON(MRCT_WC_SEND != IB_WC_SEND);
+	BUILD_BUG_ON(MRCT_WC_RDMA_WRITE != IB_WC_RDMA_WRITE);
+	BUILD_BUG_ON(MRCT_WC_RDMA_READ != IB_WC_RDMA_READ);
+	BUILD_BUG_ON(MRCT_WC_COMP_SWAP != IB_WC_COMP_SWAP);
+	BUILD_BUG_ON(MRCT_WC_FETCH_ADD != IB_WC_FETCH_ADD);
+	BUILD_BUG_ON(MRCT_WC_RECV != IB_WC_RECV);
+	BUILD_BUG_ON(MRCT_QPS_RESET != IB_QPS_RESET);
+	BUILD_BUG_ON(MRCT_QPS_INIT != IB_QPS_INIT);
+	BUILD_BUG_ON(MRCT_QPS_RTR != IB_QPS_RTR);
+	BUILD_BUG_ON(MRCT_QPS_RTS != IB_QPS_RTS);
+	BUILD_BUG_ON(MRCT_QPS_ERR != IB_QPS_ERR);
+	BUILD_BUG_ON(sizeof(struct mrct_sge) != sizeof(struct ib_sge));
+	BUILD_BUG_ON(sizeof(struct mrct_qp_create) != 64);
+	BUILD_BUG_ON(sizeof(struct mrct_qp_destroy) != 8);
+	BUILD_BUG_ON(sizeof(struct mrct_qp_post) !=
+		     104 + MRCT_QP_MAX_SGE * sizeof(struct mrct_sge));
+	BUILD_BUG_ON(sizeof(struct mrct_qp_recv) !=
+		     24 + MRCT_QP_MAX_SGE * sizeof(struct mrct_sge));
+}
+
 static int __init mrct_init(void)
 {
 	int err;
 
 	mrct_check_uapi();
+	mrct_check_qp_uapi();
 	err = ib_register_client(&mrct_client);
 	if (err)
 		return err;

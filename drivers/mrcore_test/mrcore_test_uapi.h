@@ -15,6 +15,10 @@
  * MRs are named by handles the module gives out, never by pointers. The
  * context deregisters what is left when the file is closed, and lets go
  * of the device when it is removed (every later call is then -ENODEV).
+ *
+ * The data path is tested through loopback RC pairs (MRCT_QP_*) built on
+ * the context's PDs with standard kernel verbs, so they work on any RoCE
+ * device: the same cases run on vhca and on rxe.
  */
 #ifndef _MRCORE_TEST_UAPI_H
 #define _MRCORE_TEST_UAPI_H
@@ -194,6 +198,242 @@ struct mrct_counters {
 	__u32 reserved;
 };
 
+/*
+ * Data path: a loopback RC pair.
+ *
+ * MRCT_QP_CREATE builds two RC QPs, A (index 0) and B (index 1), on the
+ * context's PD @pd, each with a CQ of its own for sends and receives, and
+ * connects them to each other by hand over the first RoCE v2 GID of port 1
+ * that maps an IPv4 address: INIT (qp_access_flags = @access), RTR (path
+ * MTU 1024, peer QPN, PSN 0, min_rnr_timer 12), RTS (timeout 14,
+ * retry_cnt 7, rnr_retry 7). MRs for the SGEs and the remote side are
+ * registered with MRCT_REG on the same context: a key is just a number
+ * here, so a test may pass any value (key + 1, a deregistered key, a key
+ * of the other PD).
+ *
+ * MRCT_QP_POST posts one signaled send WR on one QP of the pair and waits
+ * up to MRCT_QP_WAIT_MS for its completion; a receive for a SEND is posted
+ * before, on the peer, with MRCT_QP_POST_RECV. Post-time errors are
+ * results, not ioctl errors: @post_err is what ib_post_send() returned and
+ * @bad_wr whether it pointed at the WR. The pair is gone with
+ * MRCT_QP_DESTROY, or when the file is closed, in any QP state.
+ */
+#define MRCT_QP_MAX_SGE		32
+/* Inline bytes MRCT_QP_POST copies into the kernel for IB_SEND_INLINE. */
+#define MRCT_QP_MAX_INLINE	4096
+/* Send and receive slots of each QP of a pair; pairs per context. */
+#define MRCT_QP_DEPTH		16
+#define MRCT_MAX_PAIRS		64
+/* How long MRCT_QP_POST waits for a completion. */
+#define MRCT_QP_WAIT_MS		10000
+
+/* mrct_qp_create.flags (out) */
+#define MRCT_QP_F_VHCA		0x1U	/* the device is a vhca */
+#define MRCT_QP_F_ATOMIC	0x2U	/* atomic_cap is not IB_ATOMIC_NONE */
+
+/* WR opcodes: the enum ib_wr_opcode values (MRCT_QP_POST passes any). */
+#define MRCT_WR_RDMA_WRITE		0
+#define MRCT_WR_SEND			2
+#define MRCT_WR_RDMA_READ		4
+#define MRCT_WR_ATOMIC_CMP_AND_SWP	5
+#define MRCT_WR_ATOMIC_FETCH_AND_ADD	6
+#define MRCT_WR_LSO			10
+
+/* Send flags accepted by MRCT_QP_POST: the IB_SEND_* values. */
+#define MRCT_SEND_FENCE		0x1U
+#define MRCT_SEND_SOLICITED	0x4U
+#define MRCT_SEND_INLINE	0x8U
+#define MRCT_SEND_FLAGS		(MRCT_SEND_FENCE | MRCT_SEND_SOLICITED | \
+				 MRCT_SEND_INLINE)
+
+/* Completion statuses: the enum ib_wc_status values. */
+#define MRCT_WC_SUCCESS		0
+#define MRCT_WC_LOC_LEN_ERR	1
+#define MRCT_WC_LOC_QP_OP_ERR	2
+#define MRCT_WC_LOC_PROT_ERR	4
+#define MRCT_WC_WR_FLUSH_ERR	5
+#define MRCT_WC_LOC_ACCESS_ERR	8
+#define MRCT_WC_REM_INV_REQ_ERR	9
+#define MRCT_WC_REM_ACCESS_ERR	10
+#define MRCT_WC_REM_OP_ERR	11
+#define MRCT_WC_RETRY_EXC_ERR	12
+#define MRCT_WC_RNR_RETRY_EXC_ERR 13
+/* Not a status: no completion was polled (post failed, or not waited). */
+#define MRCT_WC_NONE		0xffffffffU
+
+/* Completion opcodes: the enum ib_wc_opcode values. */
+#define MRCT_WC_SEND		0
+#define MRCT_WC_RDMA_WRITE	1
+#define MRCT_WC_RDMA_READ	2
+#define MRCT_WC_COMP_SWAP	3
+#define MRCT_WC_FETCH_ADD	4
+#define MRCT_WC_RECV		0x80
+
+/* QP states: the enum ib_qp_state values; UNKNOWN if query_qp failed. */
+#define MRCT_QPS_RESET		0
+#define MRCT_QPS_INIT		1
+#define MRCT_QPS_RTR		2
+#define MRCT_QPS_RTS		3
+#define MRCT_QPS_ERR		6
+#define MRCT_QPS_UNKNOWN	0xffffffffU
+
+/* mrct_qp_post.bad_wr and mrct_qp_recv.bad_wr */
+#define MRCT_BAD_WR_NULL	0	/* bad_wr left NULL */
+#define MRCT_BAD_WR_SELF	1	/* bad_wr == the WR posted */
+#define MRCT_BAD_WR_OTHER	2	/* bad_wr set to something else */
+
+/**
+ * struct mrct_sge - one scatter/gather entry, as struct ib_sge
+ * @addr: address in the key's address space (its iova); with
+ *	  MRCT_SEND_INLINE, a user address of the caller instead
+ * @length: bytes
+ * @lkey: local key, passed as given
+ */
+struct mrct_sge {
+	__u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/**
+ * struct mrct_qp_create - MRCT_QP_CREATE: a connected loopback RC pair
+ * @pd: (in) PD index of both QPs, below MRCT_NUM_PDS
+ * @access: (in) qp_access_flags of both QPs: MRCT_ACCESS_LOCAL_WRITE and
+ *	    MRCT_ACCESS_REMOTE_{WRITE,READ,ATOMIC} only
+ * @max_send_sge: (in/out) requested, then what the device granted
+ * @max_recv_sge: (in/out) requested, then granted
+ * @max_inline: (in/out) max_inline_data requested, then granted
+ * @handle: (out) the pair's handle in this context, never 0
+ * @qpn: (out) QP numbers of A and B
+ * @local_dma_lkey: (out) the PD's local_dma_lkey
+ * @gid_index: (out) the sgid index both QPs use (the dgid is the same GID)
+ * @gid: (out) that GID
+ * @flags: (out) MRCT_QP_F_*
+ * @reserved: zero
+ *
+ * Each QP has MRCT_QP_DEPTH send and MRCT_QP_DEPTH receive slots; the
+ * caps reported are A's (B is created the same way). Return: 0; -EINVAL bad
+ * input; -ENODEV no device bound; -EADDRNOTAVAIL no RoCE v2 IPv4 GID on
+ * port 1; -EOPNOTSUPP port 1 is not RoCE; -EMFILE too many pairs; the
+ * errno of ib_alloc_cq(), ib_create_qp() or ib_modify_qp().
+ */
+struct mrct_qp_create {
+	__u32 pd;
+	__u32 access;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_inline;
+	__u32 handle;
+	__u32 qpn[2];
+	__u32 local_dma_lkey;
+	__u32 gid_index;
+	__u8 gid[16];
+	__u32 flags;
+	__u32 reserved;
+};
+
+/**
+ * struct mrct_qp_destroy - MRCT_QP_DESTROY
+ * @handle: (in) pair; one already destroyed is -ENOENT
+ * @reserved: zero
+ */
+struct mrct_qp_destroy {
+	__u32 handle;
+	__u32 reserved;
+};
+
+/* mrct_qp_post.flags */
+#define MRCT_POST_WAIT_RECV	0x1U	/* also wait for a receive on the peer */
+#define MRCT_POST_FLAGS		MRCT_POST_WAIT_RECV
+
+/**
+ * struct mrct_qp_post - MRCT_QP_POST: post one send WR and wait for it
+ * @remote_addr: (in) RDMA/atomic target, in the rkey's address space
+ * @compare_add: (in) atomic compare (CMP_AND_SWP) or add (FETCH_AND_ADD)
+ * @swap: (in) atomic swap value
+ * @handle: (in) pair
+ * @qp: (in) 0: post on A (peer B), 1: post on B (peer A)
+ * @opcode: (in) enum ib_wr_opcode, passed unchecked
+ * @send_flags: (in) MRCT_SEND_*; IB_SEND_SIGNALED is always added
+ * @rkey: (in) remote key, passed unchecked
+ * @num_sge: (in) entries of @sge, at most MRCT_QP_MAX_SGE, passed unchecked
+ *	     against the QP's max_send_sge
+ * @flags: (in) MRCT_POST_*
+ * @post_err: (out) ib_post_send()'s return value
+ * @bad_wr: (out) MRCT_BAD_WR_*
+ * @status: (out) the send completion's status, or MRCT_WC_NONE
+ * @wc_opcode: (out) its opcode (meaningful on success only)
+ * @byte_len: (out) its byte_len
+ * @vendor_err: (out) its vendor_err
+ * @recv_status: (out) with MRCT_POST_WAIT_RECV and a successful send: the
+ *		 peer's receive completion's status, else MRCT_WC_NONE
+ * @recv_opcode: (out) its opcode
+ * @recv_byte_len: (out) its byte_len
+ * @qp_state: (out) state of the posting QP and of its peer after the
+ *	      completion, MRCT_QPS_*; after an error completion the module
+ *	      waits up to a second for the posting QP to reach ERR
+ * @reserved: zero
+ * @sge: (in) local gather (or, for a READ or an atomic, scatter) list
+ *
+ * The WR is signaled, with a wr_id of the module's. With MRCT_SEND_INLINE
+ * the SGE addresses are user addresses: the module copies the bytes (at
+ * most MRCT_QP_MAX_INLINE in all) into a kernel buffer and posts that.
+ * Return: 0 once the WR was rejected at post or completed (see @post_err
+ * and @status); -ETIMEDOUT no completion within MRCT_QP_WAIT_MS (the pair
+ * then refuses further posts with -EIO: destroy it); -EINTR a fatal
+ * signal; -ENODEV the device is being removed; -ENOENT no such pair;
+ * -EINVAL bad input.
+ */
+struct mrct_qp_post {
+	__u64 remote_addr;
+	__u64 compare_add;
+	__u64 swap;
+	__u32 handle;
+	__u32 qp;
+	__u32 opcode;
+	__u32 send_flags;
+	__u32 rkey;
+	__u32 num_sge;
+	__u32 flags;
+	__s32 post_err;
+	__u32 bad_wr;
+	__u32 status;
+	__u32 wc_opcode;
+	__u32 byte_len;
+	__u32 vendor_err;
+	__u32 recv_status;
+	__u32 recv_opcode;
+	__u32 recv_byte_len;
+	__u32 qp_state[2];
+	__u32 reserved[2];
+	struct mrct_sge sge[MRCT_QP_MAX_SGE];
+};
+
+/**
+ * struct mrct_qp_recv - MRCT_QP_POST_RECV: post one receive, do not wait
+ * @handle: (in) pair
+ * @qp: (in) 0: on A's receive queue, 1: on B's
+ * @num_sge: (in) entries of @sge, at most MRCT_QP_MAX_SGE, passed unchecked
+ *	     against the QP's max_recv_sge
+ * @post_err: (out) ib_post_recv()'s return value
+ * @bad_wr: (out) MRCT_BAD_WR_*
+ * @reserved: zero
+ * @sge: (in) scatter list, addresses in the lkeys' address spaces
+ *
+ * Its completion is collected by the MRCT_QP_POST that sends to it
+ * (MRCT_POST_WAIT_RECV). Return: 0 (see @post_err); -ENOENT no such
+ * pair; -EINVAL bad input; -EIO the pair timed out before.
+ */
+struct mrct_qp_recv {
+	__u32 handle;
+	__u32 qp;
+	__u32 num_sge;
+	__s32 post_err;
+	__u32 bad_wr;
+	__u32 reserved;
+	struct mrct_sge sge[MRCT_QP_MAX_SGE];
+};
+
 #define MRCT_IOC_MAGIC		0xCF
 #define MRCT_SET_DEVICE		_IOW(MRCT_IOC_MAGIC, 0x40, struct mrct_set_device)
 #define MRCT_REG		_IOWR(MRCT_IOC_MAGIC, 0x41, struct mrct_reg)
@@ -202,5 +442,9 @@ struct mrct_counters {
 #define MRCT_REREG		_IOWR(MRCT_IOC_MAGIC, 0x44, struct mrct_rereg)
 #define MRCT_DEREG		_IOW(MRCT_IOC_MAGIC, 0x45, struct mrct_dereg)
 #define MRCT_COUNTERS		_IOR(MRCT_IOC_MAGIC, 0x46, struct mrct_counters)
+#define MRCT_QP_CREATE		_IOWR(MRCT_IOC_MAGIC, 0x47, struct mrct_qp_create)
+#define MRCT_QP_DESTROY		_IOW(MRCT_IOC_MAGIC, 0x48, struct mrct_qp_destroy)
+#define MRCT_QP_POST		_IOWR(MRCT_IOC_MAGIC, 0x49, struct mrct_qp_post)
+#define MRCT_QP_POST_RECV	_IOWR(MRCT_IOC_MAGIC, 0x4A, struct mrct_qp_recv)
 
 #endif /* _MRCORE_TEST_UAPI_H */
