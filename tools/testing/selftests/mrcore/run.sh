@@ -4,7 +4,7 @@
 # only:<script> (one script, for debugging).
 cd "$(dirname "$0")"
 case "$1" in
-test)	for t in vhca_link.sh mr_chardev.sh nvmeof_rxe.sh; do
+test)	for t in vhca_link.sh mr_chardev.sh nvmeof_rxe.sh dp_chardev.sh; do
 		echo "# --- $t"
 		sh "./$t"
 	done ;;
