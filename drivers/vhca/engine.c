@@ -22,10 +22,10 @@
  * Errors, as the requester sees them (Documentation/mrcore/vhca.rst):
  *   local SGE rejected by the walker            IB_WC_LOC_PROT_ERR
  *   message longer than VHCA_MAX_MSG_SIZE       IB_WC_LOC_LEN_ERR
- *   rkey, range, PD or right rejected, or the
- *   responder QP lacks the REMOTE_* access      IB_WC_REM_ACCESS_ERR
+ *   rkey, range, PD or right rejected           IB_WC_REM_ACCESS_ERR
+ *   responder QP lacks the REMOTE_* access, a
  *   misaligned atomic, receive too short, bad
- *   invalidation, opcode the responder refuses  IB_WC_REM_INV_REQ_ERR
+ *   invalidation                                IB_WC_REM_INV_REQ_ERR
  *   no receive posted, rnr_retry exhausted      IB_WC_RNR_RETRY_EXC_ERR
  *   no responder QP, retry_cnt exhausted        IB_WC_RETRY_EXC_ERR
  * An error completion moves the requester QP to ERR; the rest of its send
@@ -577,7 +577,12 @@ static enum vhca_verdict vhca_deliver_send(struct vhca_qp *qp,
 	return VHCA_DONE;
 }
 
-/* The responder's rights for a remote operation, as IB_ACCESS_* bits. */
+/*
+ * Is the responder QP enabled for the operation (IB_ACCESS_* @right)?
+ * If not, the request is invalid for it: IB_WC_REM_INV_REQ_ERR, as
+ * ibv_poll_cq(3) and rxe have it; the MR's own rights are the rkey's
+ * business (IB_WC_REM_ACCESS_ERR).
+ */
 static bool vhca_peer_allows(const struct vhca_peer *peer, int right)
 {
 	return (peer->access & right) == right;
@@ -607,7 +612,7 @@ static enum vhca_verdict vhca_do_write(struct vhca_qp *qp,
 	int err;
 
 	if (!vhca_peer_allows(peer, IB_ACCESS_REMOTE_WRITE)) {
-		*status = IB_WC_REM_ACCESS_ERR;
+		*status = IB_WC_REM_INV_REQ_ERR;
 		return VHCA_DONE;
 	}
 
@@ -653,7 +658,7 @@ static enum vhca_verdict vhca_do_read(struct vhca_qp *qp,
 	int err;
 
 	if (!vhca_peer_allows(peer, IB_ACCESS_REMOTE_READ)) {
-		*status = IB_WC_REM_ACCESS_ERR;
+		*status = IB_WC_REM_INV_REQ_ERR;
 		return VHCA_DONE;
 	}
 	if (len) {
@@ -683,7 +688,7 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 	int err;
 
 	if (!vhca_peer_allows(peer, IB_ACCESS_REMOTE_ATOMIC)) {
-		*status = IB_WC_REM_ACCESS_ERR;
+		*status = IB_WC_REM_INV_REQ_ERR;
 		return VHCA_DONE;
 	}
 	if (!IS_ALIGNED(addr, sizeof(u64))) {
@@ -921,6 +926,9 @@ static void vhca_sq_work(struct work_struct *work)
 		spin_unlock_irqrestore(&qp->state_lock, flags);
 		if (stopped)
 			return;
+
+		if (state == IB_QPS_ERR && budget == VHCA_SQ_BUDGET - 1)
+			vhca_qp_flush_rq(qp);
 
 		wqe = vhca_sq_tail(qp);
 		if (!wqe)

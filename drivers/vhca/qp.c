@@ -10,9 +10,8 @@
  * executes the ring in order and completes every slot.
  *
  * Locking. qp->state_lock (irqsave) protects the state and qp->attr; it is
- * the outer lock: under it this file takes the RQ's lock (post_recv, the
- * flush) and a CQ's lock (flush completions, through vhca_cq_post()). The
- * SQ lock is never taken under it. The engine and post paths never sleep;
+ * the outer lock: under it this file takes the RQ's lock (post_recv). The
+ * SQ lock and CQ locks are never taken under it. The engine and post paths never sleep;
  * create, modify and destroy may.
  *
  * State rules the engine relies on:
@@ -21,9 +20,10 @@
  *  - A move to RESET or SQD returns only after vhca_engine_qp_stop(), so
  *    once it returns the engine is not inside a WQE: RESET then empties
  *    the queues without completions, SQD reports IB_EVENT_SQ_DRAINED.
- *  - A move to ERR flushes the QP's own RQ here and kicks the engine to
- *    flush the SQ. Receives posted in ERR are flushed at once, so that
- *    ib_drain_qp() sees its marker WRs complete.
+ *  - A move to ERR kicks the engine, which flushes the QP's own RQ and
+ *    its SQ (vhca_qp_flush_rq()). Receives posted in ERR kick it again,
+ *    so that ib_drain_qp() sees its marker WRs complete. Completion
+ *    handlers therefore never run inside post_recv or modify_qp.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -432,12 +432,17 @@ static void vhca_qp_event(struct vhca_qp *qp, enum ib_event_type type)
 		ibqp->event_handler(&ev, ibqp->qp_context);
 }
 
-/*
- * Flush the QP's own RQ. Under state_lock, so that two flushers (a move
- * to ERR, a receive posted in ERR) cannot interleave their completions
- * and a receive is never completed out of order.
+/**
+ * vhca_qp_flush_rq - complete every receive on a QP's own RQ as flushed
+ * @qp: the QP, in ERR
+ *
+ * Each receive completes on the receive CQ with IB_WC_WR_FLUSH_ERR, in
+ * order. Nothing for a QP on an SRQ. Only the engine calls this, from the
+ * QP's send-queue work, so flushes never interleave, and completion
+ * handlers never run inside a verb the consumer called (post_recv,
+ * modify_qp). Holds no QP lock while completing. Never sleeps.
  */
-static void __vhca_qp_flush_rq(struct vhca_qp *qp)
+void vhca_qp_flush_rq(struct vhca_qp *qp)
 {
 	u64 buf[(sizeof(struct vhca_recv_wqe) +
 		 VHCA_MAX_SGE * sizeof(struct ib_sge)) / sizeof(u64)];
@@ -447,8 +452,6 @@ static void __vhca_qp_flush_rq(struct vhca_qp *qp)
 		.opcode = IB_WC_RECV,
 		.qp = &qp->ibqp,
 	};
-
-	lockdep_assert_held(&qp->state_lock);
 
 	/* IBTA 10.8.3.3: WQEs of an SRQ stay there for the other QPs. */
 	if (qp->srq)
@@ -460,16 +463,12 @@ static void __vhca_qp_flush_rq(struct vhca_qp *qp)
 	}
 }
 
-/* Enter @next; entering ERR flushes the RQ in the same critical section. */
+/* Enter @next; the engine flushes both queues of a QP in ERR. */
 static void vhca_qp_set_state(struct vhca_qp *qp, enum ib_qp_state next)
 {
-	enum ib_qp_state prev = qp->state;
-
 	lockdep_assert_held(&qp->state_lock);
 
 	qp->state = next;
-	if (next == IB_QPS_ERR && prev != IB_QPS_ERR)
-		__vhca_qp_flush_rq(qp);
 }
 
 /* Drop every queued WQE, without completions (IBTA 10.3.1, Reset). */
@@ -935,6 +934,7 @@ int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
 {
 	struct vhca_qp *qp = to_vhca_qp(ibqp);
+	bool flush = false;
 	unsigned long flags;
 	int err;
 
@@ -950,10 +950,12 @@ int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		err = -EINVAL;
 	} else {
 		err = vhca_rq_post(&qp->rq, wr, bad_wr);
-		if (qp->state == IB_QPS_ERR)
-			__vhca_qp_flush_rq(qp);
+		flush = qp->state == IB_QPS_ERR;
 	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
+	/* The engine flushes them, as it flushed the ones before. */
+	if (flush)
+		vhca_engine_kick(qp);
 	return err;
 }
 
@@ -1017,19 +1019,3 @@ void vhca_qp_error(struct vhca_qp *qp)
 	}
 }
 
-/**
- * vhca_qp_flush_rq - complete every receive on a QP's own RQ as flushed
- * @qp: the QP
- *
- * Each receive completes on the receive CQ with IB_WC_WR_FLUSH_ERR, in
- * order. Nothing for a QP on an SRQ. Takes state_lock: never call it with
- * a QP, RQ or CQ lock held. Never sleeps.
- */
-void vhca_qp_flush_rq(struct vhca_qp *qp)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->state_lock, flags);
-	__vhca_qp_flush_rq(qp);
-	spin_unlock_irqrestore(&qp->state_lock, flags);
-}

@@ -123,12 +123,12 @@ int vhca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 struct vhca_qp *vhca_qp_get(struct vhca_dev *vdev, u32 qpn);
 void vhca_qp_put(struct vhca_qp *qp);
 /*
- * Move @qp to ERR (the engine, on a fatal completion): dispatches
- * IB_EVENT_QP_FATAL-style events as IBTA says, flushes the receive queue
- * and kicks the engine to flush the send queue. Never sleeps.
+ * Move @qp to ERR (the engine, on a fatal completion; no async event, the
+ * completion reports it) and kick the engine to flush both queues. Never
+ * sleeps.
  */
 void vhca_qp_error(struct vhca_qp *qp);
-/* Complete every receive on @qp's own RQ with IB_WC_WR_FLUSH_ERR. */
+/* The engine only: complete every receive on @qp's own RQ as flushed. */
 void vhca_qp_flush_rq(struct vhca_qp *qp);
 
 /* srq.c: receive queues, shared or not */
