@@ -246,14 +246,16 @@ static bool vhca_wr_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
 	return vhca_wr_opcodes[type] & BIT_ULL(op);
 }
 
-/* An atomic reads and writes one aligned u64 and returns the old value. */
+/*
+ * An atomic returns the old u64 into one 8-byte SGE. The remote address
+ * is the responder's to judge: a misaligned one completes with
+ * IB_WC_REM_INV_REQ_ERR (engine.c), as IBTA's invalid request NAK.
+ */
 static int vhca_atomic_wr_check(const struct ib_send_wr *wr)
 {
 	if (wr->send_flags & IB_SEND_INLINE)
 		return -EINVAL;
 	if (wr->num_sge != 1 || wr->sg_list[0].length != sizeof(u64))
-		return -EINVAL;
-	if (!IS_ALIGNED(atomic_wr(wr)->remote_addr, sizeof(u64)))
 		return -EINVAL;
 	return 0;
 }

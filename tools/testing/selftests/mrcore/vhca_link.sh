@@ -22,8 +22,11 @@ t_eval "vhca: RoCE v2 GID type present" \
 t_eval "vhca: node type and port link layer" \
 	'grep -q "CA" /sys/class/infiniband/vhca0/node_type &&
 	 grep -q Ethernet /sys/class/infiniband/vhca0/ports/1/link_layer'
-t_eval "vhca: local DMA key live, no PD leaked by ib_mad/ib_cm" \
-	'[ "$(mrc_stat vhca0 mkeys)" = 1 ] && [ "$(mrc_stat vhca0 pds)" = 0 ]'
+# ib_mad opens the port with a PD, a CQ and QP1 of its own.
+t_eval "vhca: local DMA key live, one PD (ib_mad's QP1)" \
+	'[ "$(mrc_stat vhca0 mkeys)" = 1 ] && [ "$(mrc_stat vhca0 pds)" = 1 ]'
+t_eval "vhca: ib_mad's GSI QP1 exists" \
+	'rdma res show qp link vhca0/1 | grep -q "lqpn 1 .*type GSI"'
 # Exactly one live context: the local DMA key, PA mode, any PD, all memory.
 t_eval "vhca: device memory holds exactly the local DMA key context" \
 	'awk "NR > 1" /sys/kernel/debug/vhca/vhca0/mkeys > /tmp/mkeys &&
