@@ -171,6 +171,7 @@ iser_suite() {
 		rdma_link_up "$type" "$dev" "$netdev" "$addr" ||
 		{ rdma_link_down "$dev" "$netdev" > /dev/null 2>&1
 		  iser_undo_modules "$type"; return 4; }
+	[ "$type" = vhca ] && vhca_baseline "$dev"
 
 	t_check "$T: LIO target $ISER_IQN, ${ISER_MB} MiB rd_mcp LUN, iSER portal $addr:3260" \
 		lio_up "$addr"
@@ -218,7 +219,7 @@ iser_suite() {
 	t_check "$T: iscsid stops" iscsid_down
 	t_check "$T: LIO configuration removed in reverse order" run_for 30 lio_down "$addr"
 	if [ "$type" = vhca ]; then
-		t_check "$T: $dev idle: no MR, PD or translation left, only the DMA key" \
+		t_check "$T: $dev idle: no MR, PD, key or translation left behind" \
 			vhca_idle "$dev"
 	fi
 	t_check "$T: rdma link del $dev" run_for 30 rdma_link_down "$dev" "$netdev"

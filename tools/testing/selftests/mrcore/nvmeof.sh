@@ -106,15 +106,24 @@ rdma_link_down() {
 	return $rc
 }
 
-# vhca_idle DEV: mrcore's accounting of DEV is back to an idle device: no
-# MR, no PD, no translation segment, only the local DMA key.
+# vhca_baseline DEV: remember mrcore's accounting of a fresh DEV (the
+# local DMA key, and whatever ib_core's own clients hold) for vhca_idle.
+vhca_baseline() {
+	local k
+	for k in mrs pds mkeys xlt_segs_used; do
+		echo "$k $(mrc_stat "$1" $k)"
+	done > "/tmp/vhca_baseline.$1"
+}
+
+# vhca_idle DEV: mrcore's accounting of DEV is back to its baseline: no
+# MR, PD, key or translation segment left behind by the storage stacks.
 vhca_idle() {
-	local k v want
-	for k in mrs:0 pds:0 mkeys:1 xlt_segs_used:0; do
-		want=${k#*:}
-		v=$(mrc_stat "$1" "${k%:*}")
-		[ "$v" = "$want" ] || { echo "${k%:*} is $v, want $want"; return 1; }
-	done
+	local k want v
+	[ -s "/tmp/vhca_baseline.$1" ] || { echo "no baseline for $1"; return 1; }
+	while read -r k want; do
+		v=$(mrc_stat "$1" "$k")
+		[ "$v" = "$want" ] || { echo "$k is $v, was $want when $1 was new"; return 1; }
+	done < "/tmp/vhca_baseline.$1"
 }
 
 # klog_mark TAG: put TAG in the kernel log; klog_since TAG prints what was
