@@ -288,6 +288,9 @@ static void vhca_sq_complete(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 {
 	unsigned long flags;
 
+	ibdev_dbg(&qp->vdev->ibdev, "QP[%u] wr_id 0x%llx opcode %u: %s\n",
+		  qp->ibqp.qp_num, wqe->wr_id, wqe->opcode,
+		  ib_wc_status_msg(status));
 	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
 	    (wqe->send_flags & IB_SEND_SIGNALED)) {
 		struct ib_wc wc = {
@@ -315,6 +318,9 @@ static void vhca_rq_complete(struct vhca_qp *rqp, u64 wr_id,
 {
 	struct ib_wc wc = *tmpl;
 
+	ibdev_dbg(&rqp->vdev->ibdev, "QP[%u] receive 0x%llx: %s, %u bytes\n",
+		  rqp->ibqp.qp_num, wr_id, ib_wc_status_msg(status),
+		  tmpl->byte_len);
 	wc.wr_id = wr_id;
 	wc.status = status;
 	wc.qp = &rqp->ibqp;
@@ -799,6 +805,8 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 
 	vhca_wqe_dest(qp, wqe, &dgid, &dqpn);
 	if (!vhca_peer_get(qp, &dgid, dqpn, &peer)) {
+		ibdev_dbg(&qp->vdev->ibdev, "QP[%u] to %pI6 QP[%u]: no peer\n",
+			  qp->ibqp.qp_num, &dgid, dqpn);
 		if (qp->ibqp.qp_type != IB_QPT_RC) {
 			*status = IB_WC_SUCCESS;	/* UD: lost silently */
 			return VHCA_DONE;
@@ -807,12 +815,13 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 	}
 
 	if (qp->ibqp.qp_type != IB_QPT_RC) {
+		/* post_send resolved a "use the QP's" Q_Key already. */
 		u32 qkey = wqe->ud.remote_qkey;
 
-		/* A Q_Key with the high bit set means the sender's own. */
-		if (qkey & 0x80000000 && qp->ibqp.qp_type == IB_QPT_UD)
-			qkey = qp->attr.qkey;
 		if (qkey != peer.qkey) {
+			ibdev_dbg(&qp->vdev->ibdev,
+				  "QP[%u] to QP[%u]: Q_Key 0x%x, want 0x%x\n",
+				  qp->ibqp.qp_num, dqpn, qkey, peer.qkey);
 			vhca_peer_put(&peer);
 			*status = IB_WC_SUCCESS;	/* dropped by the peer */
 			return VHCA_DONE;

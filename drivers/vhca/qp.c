@@ -334,8 +334,12 @@ static void vhca_send_wqe_ud(struct vhca_send_wqe *wqe, enum ib_qp_type type,
 	wqe->ud.dgid = grh->dgid;
 	wqe->ud.sgid_index = grh->sgid_index;
 	wqe->ud.remote_qpn = ud->remote_qpn;
-	/* GSI sends carry the Q_Key the MAD layer chose, always. */
-	if (type == IB_QPT_UD && (ud->remote_qkey & VHCA_QKEY_USE_QP))
+	/*
+	 * A Q_Key with the high bit set stands for the QP's own (IBTA
+	 * 10.2.5); ib_mad sends IB_QP_SET_QKEY on QP1, whose Q_Key is
+	 * IB_QP1_QKEY.
+	 */
+	if (ud->remote_qkey & VHCA_QKEY_USE_QP)
 		wqe->ud.remote_qkey = qp_qkey;
 	else
 		wqe->ud.remote_qkey = ud->remote_qkey;

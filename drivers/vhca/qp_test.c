@@ -747,7 +747,10 @@ struct ud_case {
 static const struct ud_case ud_cases[] = {
 	{ "UD, WR's Q_Key", IB_QPT_UD, 0x22222222, 0x22222222 },
 	{ "UD, high bit: the QP's Q_Key", IB_QPT_UD, 0x80000000, QP_QKEY },
-	{ "GSI, QP1 Q_Key as given", IB_QPT_GSI, IB_QP1_QKEY, IB_QP1_QKEY },
+	{ "GSI, IB_QP_SET_QKEY: the QP's Q_Key", IB_QPT_GSI, IB_QP_SET_QKEY,
+	  QP_QKEY },
+	{ "GSI, high bit (IB_QP1_QKEY): the QP's Q_Key", IB_QPT_GSI,
+	  IB_QP1_QKEY, QP_QKEY },
 	{ "GSI, other Q_Key as given", IB_QPT_GSI, 0x33333333, 0x33333333 },
 };
 
