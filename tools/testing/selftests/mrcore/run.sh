@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 case "$1" in
 test)	# The rxe baselines run before the vhca storage scripts, so that a
 	# wedged vhca data path cannot take them down with it.
-	for t in vhca_link.sh mr_chardev.sh nvmeof_rxe.sh iser_rxe.sh \
+	for t in vhca_kunit.sh vhca_link.sh mr_chardev.sh nvmeof_rxe.sh iser_rxe.sh \
 		 nvmeof_vhca.sh iser_vhca.sh dp_chardev.sh; do
 		echo "# --- $t"
 		sh "./$t"
