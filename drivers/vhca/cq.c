@@ -229,7 +229,14 @@ static void vhca_cq_run_handler(struct vhca_cq *cq)
 	bool again;
 
 	do {
+		/*
+		 * As from an interrupt: a handler that raises a softirq
+		 * (IB_POLL_SOFTIRQ's irq_poll) has it run at the enable,
+		 * not later from ksoftirqd.
+		 */
+		local_bh_disable();
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		local_bh_enable();
 
 		spin_lock_irqsave(&cq->lock, flags);
 		again = cq->call_again;

@@ -28,6 +28,12 @@
  *   invalidation                                IB_WC_REM_INV_REQ_ERR
  *   no receive posted, rnr_retry exhausted      IB_WC_RNR_RETRY_EXC_ERR
  *   no responder QP, retry_cnt exhausted        IB_WC_RETRY_EXC_ERR
+ *   a malformed remote context or table, or the
+ *   receive's scatter list refused              IB_WC_REM_OP_ERR
+ *   REG_MR refused                              IB_WC_MW_BIND_ERR
+ *   LOCAL_INV refused                           IB_WC_LOC_PROT_ERR
+ *   UD: the source GID is gone                  IB_WC_LOC_QP_OP_ERR
+ *   UD: message longer than 4096 bytes          IB_WC_LOC_LEN_ERR
  * An error completion moves the requester QP to ERR; the rest of its send
  * queue completes with IB_WC_WR_FLUSH_ERR.
  */
@@ -40,6 +46,7 @@
 #include <linux/minmax.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
@@ -282,33 +289,37 @@ static enum ib_wc_opcode vhca_wc_opcode(u32 opcode)
 	}
 }
 
-/* Complete the WQE at the tail of @qp's send queue and release its slot. */
+/*
+ * Complete the WQE at the tail of @qp's send queue and release its slot.
+ * The slot is free before the completion can be polled, as on hardware:
+ * ULPs that count send credits (nvmet) post again from their handler.
+ */
 static void vhca_sq_complete(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 			     enum ib_wc_status status, u32 byte_len)
 {
+	struct ib_wc wc = {
+		.wr_id = wqe->wr_id,
+		.status = status,
+		.opcode = vhca_wc_opcode(wqe->opcode),
+		.byte_len = byte_len,
+		.qp = &qp->ibqp,
+		.port_num = VHCA_PORT_NUM,
+	};
+	bool signaled = status != IB_WC_SUCCESS || qp->sq_sig_all ||
+			(wqe->send_flags & IB_SEND_SIGNALED);
 	unsigned long flags;
 
 	ibdev_dbg(&qp->vdev->ibdev, "QP[%u] wr_id 0x%llx opcode %u: %s\n",
 		  qp->ibqp.qp_num, wqe->wr_id, wqe->opcode,
 		  ib_wc_status_msg(status));
-	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
-	    (wqe->send_flags & IB_SEND_SIGNALED)) {
-		struct ib_wc wc = {
-			.wr_id = wqe->wr_id,
-			.status = status,
-			.opcode = vhca_wc_opcode(wqe->opcode),
-			.byte_len = byte_len,
-			.qp = &qp->ibqp,
-			.port_num = VHCA_PORT_NUM,
-		};
-
-		vhca_cq_post(qp->scq, &wc, false);
-	}
 
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	qp->sq.tail++;
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	qp->retrying = false;
+
+	if (signaled)
+		vhca_cq_post(qp->scq, &wc, false);
 }
 
 /* Complete a receive of @rqp. */
@@ -399,12 +410,51 @@ static bool vhca_peer_get(struct vhca_qp *qp, const union ib_gid *dgid,
 	return ok;
 }
 
-/* Take a receive of @rqp into @rwqe; false if none is posted. */
-static bool vhca_take_recv(struct vhca_qp *rqp, struct vhca_recv_wqe *rwqe)
+/* What taking a receive of the responder came to. */
+enum vhca_take {
+	VHCA_TAKEN,	/* a receive is in hand: vhca_rx_done() when finished */
+	VHCA_EMPTY,	/* none posted: receiver not ready */
+	VHCA_GONE,	/* the responder left the receiving states meanwhile */
+};
+
+/*
+ * Take a receive of @rqp into @rwqe, under the state check, and count it
+ * in rqp->rx_busy so that a flush or reset of that RQ waits for it.
+ */
+static enum vhca_take vhca_take_recv(struct vhca_qp *rqp,
+				     struct vhca_recv_wqe *rwqe)
 {
-	if (rqp->srq)
-		return vhca_srq_pop(rqp->srq, rwqe);
-	return vhca_rq_pop(&rqp->rq, rwqe);
+	enum vhca_take ret = VHCA_GONE;
+	unsigned long flags;
+	bool taken;
+
+	spin_lock_irqsave(&rqp->state_lock, flags);
+	if (!rqp->stopped && vhca_state_receives(rqp->state)) {
+		if (rqp->srq)
+			taken = vhca_srq_pop(rqp->srq, rwqe);
+		else
+			taken = vhca_rq_pop(&rqp->rq, rwqe);
+		ret = taken ? VHCA_TAKEN : VHCA_EMPTY;
+		if (taken)
+			rqp->rx_busy++;
+	}
+	spin_unlock_irqrestore(&rqp->state_lock, flags);
+	return ret;
+}
+
+/* A receive vhca_take_recv() took is completed. */
+static void vhca_rx_done(struct vhca_qp *rqp)
+{
+	unsigned long flags;
+	bool kick;
+
+	spin_lock_irqsave(&rqp->state_lock, flags);
+	kick = !--rqp->rx_busy && rqp->state == IB_QPS_ERR;
+	spin_unlock_irqrestore(&rqp->state_lock, flags);
+	/* A flush or a reset may be waiting for the last one. */
+	wake_up_var(&rqp->rx_busy);
+	if (kick)
+		vhca_engine_kick(rqp);
 }
 
 /*
@@ -449,106 +499,75 @@ struct vhca_recv_buf {
 };
 
 /*
- * Deliver a SEND (or the receive half of RDMA WRITE with immediate) of
- * @qp's WQE to @peer. @src is the gather cursor, @len the bytes to move
- * into the receive, @report_len the byte count its completion reports.
+ * Fill the receive @rwqe of @peer's QP with the message of @qp's @wqe and
+ * complete it. @hdr is the network header of a UD message, else NULL.
  */
-static enum vhca_verdict vhca_deliver_send(struct vhca_qp *qp,
-					   struct vhca_send_wqe *wqe,
-					   struct vhca_peer *peer,
-					   struct vhca_sgl *src, u64 len,
-					   u64 report_len,
-					   enum ib_wc_status *status)
+static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+			   struct vhca_peer *peer, struct vhca_recv_wqe *rwqe,
+			   struct vhca_sgl *src, u64 len, u64 report_len,
+			   union rdma_network_hdr *hdr,
+			   enum rdma_network_type type,
+			   enum ib_wc_status *status)
 {
 	struct vhca_qp *rqp = peer->qp;
-	bool ud = qp->ibqp.qp_type != IB_QPT_RC;
+	bool ud = hdr;
 	bool solicited = wqe->send_flags & IB_SEND_SOLICITED;
-	struct vhca_recv_buf rbuf;
-	struct ib_wc wc = {};
 	struct vhca_end s_end = { .sgl = src, .dir = VHCA_ACCESS_LOCAL_READ };
 	struct vhca_sgl dst;
 	struct vhca_end d_end = { .sgl = &dst, .dir = VHCA_ACCESS_LOCAL_WRITE };
+	struct ib_wc wc = { .opcode = IB_WC_RECV, .src_qp = qp->ibqp.qp_num };
 	enum vhca_side side;
 	u64 room;
 	int err;
 
-	if (!vhca_take_recv(rqp, &rbuf.wqe)) {
-		if (ud) {
-			*status = IB_WC_SUCCESS;	/* UD: dropped */
-			return VHCA_DONE;
-		}
-		return VHCA_RNR;
-	}
-
-	vhca_sgl_init(&dst, peer->vdev, rqp->pdn, rbuf.wqe.sge,
-		      rbuf.wqe.num_sge);
-	room = vhca_sge_bytes(rbuf.wqe.sge, rbuf.wqe.num_sge);
-	wc.opcode = IB_WC_RECV;
+	vhca_sgl_init(&dst, peer->vdev, rqp->pdn, rwqe->sge, rwqe->num_sge);
+	room = vhca_sge_bytes(rwqe->sge, rwqe->num_sge);
 
 	if (ud) {
-		const struct ib_gid_attr *sattr;
-		union rdma_network_hdr hdr;
-		enum rdma_network_type type;
-
-		if (room < sizeof(hdr) + len) {
-			vhca_rq_complete(rqp, rbuf.wqe.wr_id, IB_WC_LOC_LEN_ERR,
+		/* UD: a receive too short or refused loses the message. */
+		*status = IB_WC_SUCCESS;
+		if (room < sizeof(*hdr) + len) {
+			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_LEN_ERR,
 					 &wc, solicited);
-			*status = IB_WC_SUCCESS;
-			return VHCA_DONE;
+			return;
 		}
-		sattr = rdma_get_gid_attr(&qp->vdev->ibdev, VHCA_PORT_NUM,
-					  wqe->ud.sgid_index);
-		if (IS_ERR(sattr)) {
-			/* The sender's source GID went away: not sent. */
-			vhca_rq_complete(rqp, rbuf.wqe.wr_id,
-					 IB_WC_WR_FLUSH_ERR, &wc, false);
-			*status = IB_WC_LOC_QP_OP_ERR;
-			return VHCA_DONE;
-		}
-		vhca_make_grh(&hdr, &sattr->gid, &wqe->ud.dgid, len + 8,
-			      &type);
-		rdma_put_gid_attr(sattr);
-		err = vhca_sgl_move(&dst, (u8 *)&hdr, sizeof(hdr),
+		err = vhca_sgl_move(&dst, (u8 *)hdr, sizeof(*hdr),
 				    VHCA_ACCESS_LOCAL_WRITE);
 		if (err) {
-			vhca_rq_complete(rqp, rbuf.wqe.wr_id,
-					 IB_WC_LOC_PROT_ERR, &wc, solicited);
-			*status = IB_WC_SUCCESS;
-			return VHCA_DONE;
+			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_PROT_ERR,
+					 &wc, solicited);
+			return;
 		}
 		wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
 		wc.network_hdr_type = type;
-		wc.src_qp = qp->ibqp.qp_num;
-		wc.byte_len = sizeof(hdr) + len;
+		wc.byte_len = sizeof(*hdr) + len;
 	} else {
 		if (room < len) {
-			vhca_rq_complete(rqp, rbuf.wqe.wr_id, IB_WC_LOC_LEN_ERR,
+			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_LEN_ERR,
 					 &wc, solicited);
 			vhca_qp_error(rqp);
 			*status = IB_WC_REM_INV_REQ_ERR;
-			return VHCA_DONE;
+			return;
 		}
 		wc.byte_len = report_len;
-		wc.src_qp = qp->ibqp.qp_num;
 	}
 
 	err = vhca_xfer(qp->vdev, &s_end, &d_end, len, &side);
 	if (err) {
-		if (side == VHCA_SRC) {
-			/* Nothing reached the wire: the receive is unused. */
-			vhca_rq_complete(rqp, rbuf.wqe.wr_id,
-					 IB_WC_REM_ABORT_ERR, &wc, false);
-			if (!ud)
-				vhca_qp_error(rqp);
+		/*
+		 * The gather list was probed, so a source error means its
+		 * MR changed meanwhile: the message is cut short.
+		 */
+		vhca_rq_complete(rqp, rwqe->wr_id, side == VHCA_SRC ?
+				 IB_WC_REM_ABORT_ERR : IB_WC_LOC_PROT_ERR,
+				 &wc, solicited);
+		if (!ud)
+			vhca_qp_error(rqp);
+		if (side == VHCA_SRC)
 			*status = IB_WC_LOC_PROT_ERR;
-		} else {
-			vhca_rq_complete(rqp, rbuf.wqe.wr_id,
-					 IB_WC_LOC_PROT_ERR, &wc, solicited);
-			if (!ud)
-				vhca_qp_error(rqp);
+		else
 			*status = ud ? IB_WC_SUCCESS : IB_WC_REM_OP_ERR;
-		}
-		return VHCA_DONE;
+		return;
 	}
 
 	switch (wqe->opcode) {
@@ -565,11 +584,11 @@ static enum vhca_verdict vhca_deliver_send(struct vhca_qp *qp,
 		err = vhca_exec_inv(peer->vdev, rqp->pdn,
 				    wqe->ex.invalidate_rkey);
 		if (err) {
-			vhca_rq_complete(rqp, rbuf.wqe.wr_id,
+			vhca_rq_complete(rqp, rwqe->wr_id,
 					 IB_WC_REM_INV_REQ_ERR, &wc, false);
 			vhca_qp_error(rqp);
 			*status = IB_WC_REM_INV_REQ_ERR;
-			return VHCA_DONE;
+			return;
 		}
 		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
 		wc.ex.invalidate_rkey = wqe->ex.invalidate_rkey;
@@ -578,8 +597,69 @@ static enum vhca_verdict vhca_deliver_send(struct vhca_qp *qp,
 		break;
 	}
 
-	vhca_rq_complete(rqp, rbuf.wqe.wr_id, IB_WC_SUCCESS, &wc, solicited);
+	vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_SUCCESS, &wc, solicited);
 	*status = IB_WC_SUCCESS;
+}
+
+/*
+ * Deliver a SEND (or the receive half of RDMA WRITE with immediate) of
+ * @qp's WQE to @peer. @src is the gather cursor, @len the bytes to move
+ * into the receive, @report_len the byte count its completion reports.
+ *
+ * The requester's side is checked first (the gather list is probed, the
+ * source GID of a UD message looked up), so that a local error fails the
+ * send before the responder's receive is touched, as on a wire.
+ */
+static enum vhca_verdict vhca_deliver_send(struct vhca_qp *qp,
+					   struct vhca_send_wqe *wqe,
+					   struct vhca_peer *peer,
+					   struct vhca_sgl *src, u64 len,
+					   u64 report_len,
+					   enum ib_wc_status *status)
+{
+	enum rdma_network_type type = RDMA_NETWORK_IB;
+	bool ud = qp->ibqp.qp_type != IB_QPT_RC;
+	struct vhca_recv_buf rbuf;
+	union rdma_network_hdr hdr;
+	struct vhca_sgl probe = *src;
+
+	if (vhca_sgl_move(&probe, NULL, len, VHCA_ACCESS_LOCAL_READ)) {
+		*status = IB_WC_LOC_PROT_ERR;
+		return VHCA_DONE;
+	}
+	if (ud) {
+		const struct ib_gid_attr *sattr;
+
+		sattr = rdma_get_gid_attr(&qp->vdev->ibdev, VHCA_PORT_NUM,
+					  wqe->ud.sgid_index);
+		if (IS_ERR(sattr)) {
+			/* The source GID went away: nothing can be sent. */
+			*status = IB_WC_LOC_QP_OP_ERR;
+			return VHCA_DONE;
+		}
+		vhca_make_grh(&hdr, &sattr->gid, &wqe->ud.dgid, len + 8,
+			      &type);
+		rdma_put_gid_attr(sattr);
+	}
+
+	switch (vhca_take_recv(peer->qp, &rbuf.wqe)) {
+	case VHCA_TAKEN:
+		break;
+	case VHCA_EMPTY:
+		if (!ud)
+			return VHCA_RNR;
+		*status = IB_WC_SUCCESS;	/* UD: dropped */
+		return VHCA_DONE;
+	case VHCA_GONE:
+		if (!ud)
+			return VHCA_LOST;
+		*status = IB_WC_SUCCESS;
+		return VHCA_DONE;
+	}
+
+	vhca_fill_recv(qp, wqe, peer, &rbuf.wqe, src, len, report_len,
+		       ud ? &hdr : NULL, type, status);
+	vhca_rx_done(peer->qp);
 	return VHCA_DONE;
 }
 
@@ -925,6 +1005,7 @@ static void vhca_sq_work(struct work_struct *work)
 		enum ib_wc_status status;
 		enum vhca_verdict v;
 		enum ib_qp_state state;
+		unsigned int rx_busy;
 		unsigned long flags;
 		bool stopped;
 		u32 byte_len;
@@ -932,11 +1013,17 @@ static void vhca_sq_work(struct work_struct *work)
 		spin_lock_irqsave(&qp->state_lock, flags);
 		state = qp->state;
 		stopped = qp->stopped;
+		rx_busy = qp->rx_busy;
 		spin_unlock_irqrestore(&qp->state_lock, flags);
 		if (stopped)
 			return;
 
-		if (state == IB_QPS_ERR && budget == VHCA_SQ_BUDGET - 1)
+		/*
+		 * Receives another engine holds complete first; the last
+		 * of them kicks this work again (vhca_rx_done()).
+		 */
+		if (state == IB_QPS_ERR && !rx_busy &&
+		    budget == VHCA_SQ_BUDGET - 1)
 			vhca_qp_flush_rq(qp);
 
 		wqe = vhca_sq_tail(qp);
@@ -950,6 +1037,12 @@ static void vhca_sq_work(struct work_struct *work)
 		/* SQD, SQE and the states before RTS execute nothing. */
 		if (state != IB_QPS_RTS)
 			return;
+		/*
+		 * A WQE waiting out an RNR or retry timer waits, however
+		 * often post_send kicks: the timer's work runs it.
+		 */
+		if (qp->retrying && delayed_work_pending(&qp->retry_work))
+			return;
 
 		v = vhca_exec_wqe(qp, wqe, &status, &byte_len);
 		if (v != VHCA_DONE) {
@@ -958,9 +1051,10 @@ static void vhca_sq_work(struct work_struct *work)
 			status = v == VHCA_RNR ? IB_WC_RNR_RETRY_EXC_ERR :
 						 IB_WC_RETRY_EXC_ERR;
 		}
-		vhca_sq_complete(qp, wqe, status, byte_len);
+		/* In ERR before the error completion can be polled. */
 		if (status != IB_WC_SUCCESS)
 			vhca_qp_error(qp);
+		vhca_sq_complete(qp, wqe, status, byte_len);
 	}
 	/* Budget used up: let other QPs run, then carry on. */
 	queue_work(qp->vdev->wq, &qp->sq_work);

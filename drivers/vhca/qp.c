@@ -32,6 +32,7 @@
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/wait_bit.h>
 
 #include "qp_rules.h"
 #include "vhca_loc.h"
@@ -477,6 +478,18 @@ static void vhca_qp_set_state(struct vhca_qp *qp, enum ib_qp_state next)
 	qp->state = next;
 }
 
+/* Receives taken by other QPs' engines and not yet completed. */
+static unsigned int vhca_qp_rx_busy(struct vhca_qp *qp)
+{
+	unsigned long flags;
+	unsigned int busy;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	busy = qp->rx_busy;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	return busy;
+}
+
 /* Drop every queued WQE, without completions (IBTA 10.3.1, Reset). */
 static void vhca_qp_reset_queues(struct vhca_qp *qp)
 {
@@ -506,6 +519,8 @@ static void vhca_qp_entered(struct vhca_qp *qp, enum ib_qp_state next,
 	switch (next) {
 	case IB_QPS_RESET:
 		vhca_engine_qp_stop(qp);
+		/* Receives another QP's engine took complete first. */
+		wait_var_event(&qp->rx_busy, !vhca_qp_rx_busy(qp));
 		vhca_qp_reset_queues(qp);
 		break;
 	case IB_QPS_SQD:
@@ -1013,7 +1028,9 @@ void vhca_qp_error(struct vhca_qp *qp)
 	bool entered = false;
 
 	spin_lock_irqsave(&qp->state_lock, flags);
-	if (qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR) {
+	/* A QP being destroyed gets no more events. */
+	if (!qp->stopped && qp->state != IB_QPS_RESET &&
+	    qp->state != IB_QPS_ERR) {
 		vhca_qp_set_state(qp, IB_QPS_ERR);
 		entered = true;
 	}

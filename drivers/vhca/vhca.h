@@ -344,6 +344,9 @@ struct vhca_sq {
  * @retry_left: transport retries left for the WQE at @sq.tail
  * @retrying: @rnr_left and @retry_left belong to the WQE at @sq.tail
  * @rnr_timer: the RNR NAK timer the responder last answered with
+ * @rx_busy: receives other QPs' engines have taken from this QP's RQ and
+ *	not completed yet; protected by @state_lock. The engine flushes the
+ *	RQ of a QP in ERR, and a move to RESET empties it, only at zero
  * @stopped: set by destroy: the engine touches the QP no more
  */
 struct vhca_qp {
@@ -367,6 +370,7 @@ struct vhca_qp {
 	u8 retry_left;
 	bool retrying;
 	u8 rnr_timer;
+	unsigned int rx_busy;
 	bool stopped;
 };
 
