@@ -8,6 +8,13 @@ export MRCORE_CACHE
 # even when every check passed.
 MRC_SPLAT='(BUG:|WARNING:|KASAN:|UBSAN:|Oops|general protection|Call Trace:|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|suspicious RCU usage|kernel BUG|Kernel panic|self-detected stall|detected stalls on CPUs)'
 
+# mrc_known_splats LOG: LOG without the warnings we know to be false
+# positives of code that is not ours (the list and the reasons are in
+# known_splats.awk, shared with the VM scripts).
+mrc_known_splats() {
+	awk -f "$(dirname "${BASH_SOURCE[0]}")/../tools/testing/selftests/mrcore/known_splats.awk" "$1"
+}
+
 mrc_as_root() {
 	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
