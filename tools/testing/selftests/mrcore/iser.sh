@@ -106,6 +106,15 @@ iser_sessions() {
 	done
 }
 
+# iser_session_state: the state of $ISER_IQN's session(s): LOGGED_IN,
+# FAILED (connection lost, in recovery) or FREE; nothing when none exists.
+iser_session_state() {
+	local s
+	for s in $(iser_sessions); do
+		cat "$s/state" 2>/dev/null
+	done
+}
+
 # iser_disk: the SCSI disk of $ISER_IQN's LUN 0, as /dev/sdX.
 iser_disk() {
 	local s b

@@ -145,6 +145,48 @@ klog_clean() {
 	[ -z "$bad" ] || { echo "$bad" | head -3; return 1; }
 }
 
+# klog_no_hang TAG: the hung-task detector reported no task since TAG.
+klog_no_hang() {
+	local bad
+	bad=$(klog_since "$1" | grep -E 'blocked for more than|hung_task')
+	[ -z "$bad" ] || { echo "$bad" | head -3; return 1; }
+}
+
+# reads_advance: block reads are being submitted: the kernel's count of
+# sectors read (pgpgin, counted in submit_bio) grows within 2 s.
+reads_advance() {
+	local a b
+	a=$(awk '$1 == "pgpgin" {print $2}' /proc/vmstat)
+	sleep 2
+	b=$(awk '$1 == "pgpgin" {print $2}' /proc/vmstat)
+	[ "$b" -gt "$a" ] || { echo "no block read in 2 s (pgpgin $a)"; return 1; }
+}
+
+# fio_bg DEV: 4 KiB random reads at QD 16 on DEV in the background, for at
+# most 120 s, until fio_bg_wait collects them. fio's output goes to
+# /tmp/fio_bg.out, its exit status to /tmp/fio_bg.rc when it exits.
+fio_bg() {
+	rm -f /tmp/fio_bg.rc /tmp/fio_bg.out
+	( fio --thread --name=bg --filename="$1" --direct=1 --ioengine=libaio \
+		--rw=randread --bs=4k --iodepth=16 --time_based --runtime=120 \
+		> /tmp/fio_bg.out 2>&1
+	  echo $? > /tmp/fio_bg.rc ) < /dev/null > /dev/null 2>&1 &
+	FIO_BG_PID=$!
+}
+
+# fio_bg_wait SECS: wait up to SECS for fio_bg's fio to exit and print its
+# exit status. When it is still running, kill it (a process stuck in the
+# kernel survives that: see run_for), say so and fail.
+fio_bg_wait() {
+	if ! wait_for "$1" test -s /tmp/fio_bg.rc; then
+		kill_tree "$FIO_BG_PID"
+		echo "fio still running ${1}s later"
+		return 1
+	fi
+	wait "$FIO_BG_PID" 2>/dev/null
+	cat /tmp/fio_bg.rc
+}
+
 # pattern_rw DEV MB: write MB of random data with O_DIRECT, read it back,
 # compare byte for byte. The pattern stays in /tmp/pat.
 pattern_rw() {
@@ -219,6 +261,17 @@ nvmet_down() {
 	echo 0 > $s/namespaces/1/enable 2>/dev/null
 	rmdir $s/namespaces/1 2>/dev/null
 	rmdir $s 2>/dev/null
+}
+
+# nvmet_port_relink: unlink $NQN from port $NVMET_PORT and link it again:
+# nvmet disables the port and enables it, and nvmet-rdma listens anew. A
+# device removal destroys the port's listener for good (6.1 nvmet-rdma
+# repairs a port only after an address change); this brings it back once
+# an RDMA device has $NVMET_PORT's address again. Only for a port whose
+# listener is gone: disabling it then destroys no cm_id (see nvmet_down).
+nvmet_port_relink() {
+	local s=$CFS/subsystems/$NQN p=$CFS/ports/$NVMET_PORT
+	rm $p/subsystems/$NQN && ln -s $s $p/subsystems/$NQN
 }
 
 # nvme_ctrls: the host controllers (/sys/class/nvme/nvmeN) connected to $NQN.

@@ -1,13 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Run the VM-tier scripts for a mode: test (the suites), bench, demo,
+# Run the VM-tier scripts for a mode: test (the suites), ulp (the storage
+# ULPs over vhca only, for the swiotlb=force run), bench, demo,
 # only:<script> (one script, for debugging).
 cd "$(dirname "$0")"
 case "$1" in
 test)	# The rxe baselines run before the vhca storage scripts, so that a
 	# wedged vhca data path cannot take them down with it.
 	for t in vhca_kunit.sh vhca_link.sh mr_chardev.sh nvmeof_rxe.sh iser_rxe.sh \
-		 nvmeof_vhca.sh iser_vhca.sh dp_chardev.sh; do
+		 nvmeof_vhca.sh iser_vhca.sh dp_chardev.sh removal_vhca.sh; do
+		echo "# --- $t"
+		sh "./$t"
+	done ;;
+ulp)	for t in nvmeof_vhca.sh iser_vhca.sh; do
 		echo "# --- $t"
 		sh "./$t"
 	done ;;
