@@ -434,6 +434,78 @@ struct mrct_qp_recv {
 	struct mrct_sge sge[MRCT_QP_MAX_SGE];
 };
 
+/*
+ * Benchmarks: the data path's copy rate beside a plain memcpy.
+ *
+ * MRCT_BENCH_MEMCPY copies between two kernel buffers of its own in a loop;
+ * MRCT_BENCH_WRITE has one QP of a loopback pair (MRCT_QP_CREATE) execute
+ * RDMA WRITEs in a loop, with up to @depth signaled WRs in flight, polling
+ * the CQ itself. Each runs for at least @min_ns (at most
+ * MRCT_BENCH_MAX_NS) and reports what it did and how long that took, so
+ * the caller computes the rate.
+ */
+#define MRCT_BENCH_MAX_LEN	(16U << 20)
+#define MRCT_BENCH_MAX_NS	10000000000ULL
+
+/**
+ * struct mrct_bench_memcpy - MRCT_BENCH_MEMCPY: memcpy() in the kernel
+ * @length: (in) bytes per copy, 1 to MRCT_BENCH_MAX_LEN
+ * @min_ns: (in) copy until this much time has passed
+ * @copies: (out) copies done
+ * @elapsed_ns: (out) time from the first copy's start to the last's end
+ *
+ * The buffers are kvmalloc()ed and written once before the timed loop, so
+ * they are as warm as the caches of the size allow. Needs no device.
+ * Return: 0; -EINVAL bad input; -ENOMEM; -EINTR a fatal signal.
+ */
+struct mrct_bench_memcpy {
+	__u64 length;
+	__u64 min_ns;
+	__u64 copies;
+	__u64 elapsed_ns;
+};
+
+/**
+ * struct mrct_bench_write - MRCT_BENCH_WRITE: RDMA WRITEs in a loop
+ * @local_addr: (in) source of every WR, in @lkey's address space
+ * @remote_addr: (in) target of every WR, in @rkey's address space
+ * @min_ns: (in) post new WRs until this much time has passed, then wait
+ *	    for those in flight
+ * @wrs: (out) WRs that completed successfully
+ * @elapsed_ns: (out) time from the first post to the last completion
+ * @handle: (in) pair
+ * @qp: (in) 0: post on A (to B), 1: post on B (to A)
+ * @length: (in) bytes per WR, at least 1 (one SGE)
+ * @lkey: (in) local key, passed as given
+ * @rkey: (in) remote key, passed as given
+ * @depth: (in) WRs in flight at most, 1 to MRCT_QP_DEPTH
+ * @status: (out) MRCT_WC_SUCCESS, or the first failed completion's status
+ *	    (posting then stops)
+ * @post_err: (out) ib_post_send()'s error, if it failed (posting then
+ *	      stops)
+ *
+ * Every WR is signaled, with a wr_id of the module's. Return: 0 once
+ * every WR posted has completed (see @status and @post_err); -ETIMEDOUT
+ * no completion for MRCT_QP_WAIT_MS (the pair then refuses further work
+ * with -EIO); -EINTR a fatal signal and -ENODEV the device's removal (the
+ * same); -ENOENT no such pair; -EINVAL bad input.
+ */
+struct mrct_bench_write {
+	__u64 local_addr;
+	__u64 remote_addr;
+	__u64 min_ns;
+	__u64 wrs;
+	__u64 elapsed_ns;
+	__u32 handle;
+	__u32 qp;
+	__u32 length;
+	__u32 lkey;
+	__u32 rkey;
+	__u32 depth;
+	__u32 status;
+	__s32 post_err;
+};
+
 #define MRCT_IOC_MAGIC		0xCF
 #define MRCT_SET_DEVICE		_IOW(MRCT_IOC_MAGIC, 0x40, struct mrct_set_device)
 #define MRCT_REG		_IOWR(MRCT_IOC_MAGIC, 0x41, struct mrct_reg)
@@ -446,5 +518,7 @@ struct mrct_qp_recv {
 #define MRCT_QP_DESTROY		_IOW(MRCT_IOC_MAGIC, 0x48, struct mrct_qp_destroy)
 #define MRCT_QP_POST		_IOWR(MRCT_IOC_MAGIC, 0x49, struct mrct_qp_post)
 #define MRCT_QP_POST_RECV	_IOWR(MRCT_IOC_MAGIC, 0x4A, struct mrct_qp_recv)
+#define MRCT_BENCH_MEMCPY	_IOWR(MRCT_IOC_MAGIC, 0x4B, struct mrct_bench_memcpy)
+#define MRCT_BENCH_WRITE	_IOWR(MRCT_IOC_MAGIC, 0x4C, struct mrct_bench_write)
 
 #endif /* _MRCORE_TEST_UAPI_H */
