@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build the userspace selftests on the host: mr_tests and dp_tests, against
 # the kselftest harness of the cached linux-source-6.1 tree and the private
-# UAPI of mrcore_test.ko, and the registration benchmark mr_bench, all
-# statically linked so the VM needs no libraries.
+# UAPI of mrcore_test.ko, and the benchmarks mr_bench (registration) and
+# dp_bench (data-path copy rate), all statically linked so the VM needs no
+# libraries.
 #
 # Usage: selftests.sh OUTDIR
-#	(writes OUTDIR/mr_tests, OUTDIR/dp_tests and OUTDIR/mr_bench)
+#	(writes OUTDIR/mr_tests, OUTDIR/dp_tests, OUTDIR/mr_bench, OUTDIR/dp_bench)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -30,3 +31,5 @@ gcc "${cflags[@]}" -o "$out/dp_tests" \
 	"$top/tools/testing/selftests/mrcore/dp_tests.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/mr_bench" \
 	"$top/tools/testing/selftests/mrcore/mr_bench.c" "${ldflags[@]}"
+gcc "${cflags[@]}" -o "$out/dp_bench" \
+	"$top/tools/testing/selftests/mrcore/dp_bench.c" "${ldflags[@]}"

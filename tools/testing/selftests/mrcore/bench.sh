@@ -7,15 +7,23 @@
 #    ib_reg_user_mr() and ib_dereg_mr(), on vhca0 and on rxe0 side by side;
 #    tables with the ratio and vhca's translation entries. The format is in
 #    Documentation/mrcore/registration.rst, "Benchmark".
-# 2. NVMe-oF over rxe, the reference every later vhca figure is compared
-#    with. fio 4 KiB random read (QD 32) and 128 KiB sequential read, 1 job,
-#    10 s each, on a RAM-disk namespace. Prints a table.
+# 2. Data-path copy rate, on the same two devices: ./dp_bench times a plain
+#    memcpy between kernel buffers and RDMA WRITEs between two MRs over a
+#    loopback RC pair (4 KiB, 64 KiB, 1 MiB); a table of MB/s with the
+#    ratios vhca/memcpy and vhca/rxe.
+# 3. NVMe-oF over RDMA, vhca beside rxe: one device at a time on a dummy
+#    netdev of its own, with an nvmet-rdma port and subsystem of its own
+#    exporting the same RAM disk; the host connects with nr_io_queues =
+#    fio jobs (nvme-rdma caps it at the CPUs). fio 4 KiB random read (QD 32)
+#    and 128 KiB sequential read (QD 32), 1 and 4 jobs (group_reporting),
+#    $RUNTIME s each. A table with the ratio vhca/rxe.
 #
-# A part that cannot be set up prints a "not ok" line; the other still runs.
+# These are measurements: nothing is compared with a threshold. A figure
+# that cannot be measured reads n/a and its part prints a "not ok" line
+# saying why; the other parts still run.
 . ./lib.sh
 . ./nvmeof.sh
 
-ADDR=10.77.0.1
 RUNTIME=${BENCH_RUNTIME:-10}
 
 MR_VHCA=vhca0
@@ -24,6 +32,8 @@ MR_RXE=rxe0
 MR_RXE_NETDEV=mbd1
 # Options of mr_bench, e.g. "-s 0.1" for a tenth of the rounds.
 MR_BENCH_ARGS=${MR_BENCH_ARGS:-}
+# Options of dp_bench, e.g. "-t 1" for 1 s a cell.
+DP_BENCH_ARGS=${DP_BENCH_ARGS:-}
 
 # mr_down: undo what mr_bench_part set up, best effort.
 mr_down() {
@@ -35,15 +45,18 @@ mr_down() {
 	unload_mrcore 2>/dev/null
 }
 
-# mr_missing WHY: the registration figures cannot be measured.
+# mr_missing WHY: neither the registration nor the copy-rate figures can
+# be measured.
 mr_missing() {
 	t_fail "bench: reg/dereg figures measured" "$1"
+	t_fail "bench: data-path copy rates measured" "$1"
 	mr_down
 	return 1
 }
 
-# mr_bench_part: vhca0 and rxe0 on dummy netdevs of their own, mr_bench on
-# both, then everything removed again so the NVMe-oF part starts clean.
+# mr_bench_part: vhca0 and rxe0 on dummy netdevs of their own, mr_bench
+# and dp_bench on both, then everything removed again so the NVMe-oF part
+# starts clean.
 mr_bench_part() {
 	local rc
 
@@ -69,6 +82,18 @@ mr_bench_part() {
 	rc=$?
 	[ $rc -le 1 ] || t_fail "bench: mr_bench ran to its end" "exit status $rc"
 
+	# The same: its last line is "ok"/"not ok". A wedged data path ends
+	# its wait in the module after 10 s; the deadline is for the rest.
+	if [ -x ./dp_bench ]; then
+		# shellcheck disable=SC2086
+		run_for 300 ./dp_bench $DP_BENCH_ARGS $MR_VHCA $MR_RXE
+		rc=$?
+		[ $rc -le 1 ] ||
+			t_fail "bench: dp_bench ran to its end" "exit status $rc"
+	else
+		t_fail "bench: data-path copy rates measured" "no ./dp_bench in $(pwd)"
+	fi
+
 	t_eval "bench: $MR_VHCA and $MR_RXE removed, modules unloaded" \
 		"rdma link del $MR_VHCA && rdma link del $MR_RXE &&
 		 rmmod mrcore_test && unload_mrcore"
@@ -78,34 +103,141 @@ mr_bench_part() {
 
 mr_bench_part
 
-# fio_figure DEV RW BS QD FIELD: one number from fio's terse output
-# (field 8 = read IOPS, field 7 = read KiB/s).
+# --- NVMe-oF --------------------------------------------------------------
+
+# fio_figure DEV RW BS QD JOBS FIELD: one number from fio's terse output
+# (field 8 = read IOPS, field 7 = read KiB/s; one line for all jobs with
+# group_reporting), or nothing when fio failed or overran its deadline.
 fio_figure() {
-	fio --thread --name=b --filename="$1" --direct=1 --ioengine=libaio --rw="$2" \
-	    --bs="$3" --iodepth="$4" --numjobs=1 --time_based \
-	    --runtime="$RUNTIME" --size=100M --group_reporting \
-	    --output-format=terse --terse-version=3 2>/dev/null |
-	    awk -F';' -v f="$5" '{print $f}'
+	run_for $((RUNTIME + 60)) \
+		fio --thread --name=b --filename="$1" --direct=1 \
+		    --ioengine=libaio --rw="$2" --bs="$3" --iodepth="$4" \
+		    --numjobs="$5" --time_based --runtime="$RUNTIME" \
+		    --size=100M --group_reporting \
+		    --output-format=terse --terse-version=3 |
+		awk -F';' -v f="$6" '$1 == "3" && $f ~ /^[0-9]+$/ {print $f; exit}'
 }
 
-nvmeof_modules && modprobe rdma_rxe || { t_fail "bench: modules" "load"; exit 1; }
-dummy_up rxed0 $ADDR/24
-rdma link add rxe0 type rxe netdev rxed0
-nvmet_up $ADDR
-if ! dev=$(nvme_host_up $ADDR 1); then
-	t_fail "bench: rxe NVMe-oF connect" "no namespace"
-	exit 1
-fi
-iops=$(fio_figure "$dev" randread 4k 32 8)
-kibs=$(fio_figure "$dev" read 128k 32 7)
-nvme_host_down
-nvmet_down
-rdma link del rxe0
+# nv_set TYPE JOBS WHAT VALUE / nv_get TYPE JOBS WHAT: a figure of the
+# NVMe-oF part (WHAT: iops, kibs or queues).
+nv_set() { eval "nv_${1}_${2}_$3=\$4"; }
+nv_get() { eval "echo \${nv_${1}_${2}_$3:-}"; }
 
-echo "bench: NVMe-oF over RDMA, RAM-disk namespace, 1 job, ${RUNTIME} s each"
-echo "| workload                    | rxe          | vhca |"
-echo "|-----------------------------|--------------|------|"
-printf '| 4 KiB randread QD32 (IOPS)  | %12s | n/a (data path not yet) |\n' "$iops"
-printf '| 128 KiB seq read QD32 (MB/s)| %12s | n/a (data path not yet) |\n' \
-	"$(awk -v k="$kibs" 'BEGIN {printf "%.1f", k * 1024 / 1e6}')"
-[ -n "$iops" ] && [ "$iops" != 0 ] && t_ok "bench: rxe figures measured"
+# nv_why TYPE WHY: the first reason TYPE's figures are incomplete.
+nv_why() {
+	[ -n "$(eval "echo \${nv_why_$1:-}")" ] || eval "nv_why_$1=\$2"
+}
+
+# nv_side TYPE DEV NETDEV ADDR PORT: DEV of TYPE on NETDEV with ADDR, its
+# own nvmet port and subsystem on the RAM disk, and for 1 and 4 jobs a
+# connect with as many I/O queues, the two fio runs, a disconnect.
+nv_side() {
+	local type=$1 dev=$2 netdev=$3 addr=$4 jobs blk out
+
+	NQN=nqn.2026-11.org.mrcore:bench-$dev
+	NVMET_PORT=$5
+	if ! out=$(run_for 30 rdma_link_up "$type" "$dev" "$netdev" "$addr"); then
+		nv_why "$type" "$dev: $(echo "$out" | tail -1)"
+		run_for 30 rdma_link_down "$dev" "$netdev" >/dev/null 2>&1
+		return 1
+	fi
+	if ! out=$(nvmet_up "$addr" 2>&1); then
+		nv_why "$type" "nvmet port on $addr: $(echo "$out" | tail -1)"
+		nvmet_down >/dev/null 2>&1
+		run_for 30 rdma_link_down "$dev" "$netdev" >/dev/null 2>&1
+		return 1
+	fi
+	for jobs in 1 4; do
+		if ! blk=$(nvme_host_up "$addr" $jobs); then
+			nv_why "$type" "connect, nr_io_queues=$jobs: $(echo "$blk" | tail -1)"
+			nvme_host_down >/dev/null 2>&1
+			continue
+		fi
+		nv_set "$type" $jobs queues "$(nvme_queues)"
+		nv_set "$type" $jobs iops "$(fio_figure "$blk" randread 4k 32 $jobs 8)"
+		nv_set "$type" $jobs kibs "$(fio_figure "$blk" read 128k 32 $jobs 7)"
+		echo "bench: NVMe-oF over $dev, $jobs job(s), $(nv_get "$type" $jobs queues) I/O queue(s):" \
+		     "4 KiB randread $(nv_get "$type" $jobs iops) IOPS," \
+		     "128 KiB read $(nv_get "$type" $jobs kibs) KiB/s"
+		nvme_host_down >/dev/null ||
+			nv_why "$type" "disconnect after $jobs job(s) timed out"
+	done
+	nvmet_down
+	run_for 30 rdma_link_down "$dev" "$netdev" >/dev/null ||
+		nv_why "$type" "rdma link del $dev failed"
+}
+
+# nv_mbps KIB/S: MB/s (10^6 B/s) with one decimal, or n/a.
+nv_mbps() {
+	[ -n "$1" ] || { echo n/a; return; }
+	awk -v k="$1" 'BEGIN {printf "%.1f", k * 1024 / 1e6}'
+}
+
+# nv_ratio A B: A / B with two decimals, or n/a.
+nv_ratio() {
+	case "$1:$2" in
+	n/a:* | *:n/a | :* | *: | *:0 | *:0.0) echo n/a; return ;;
+	esac
+	awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'
+}
+
+# nv_row LABEL JOBS RXE VHCA
+nv_row() {
+	printf '| %-29s | %4s | %10s | %10s | %8s |\n' "$1" "$2" "${3:-n/a}" \
+		"${4:-n/a}" "$(nv_ratio "${4:-n/a}" "${3:-n/a}")"
+}
+
+# nv_verdict TYPE DEV: one line, whether all of TYPE's figures were measured.
+nv_verdict() {
+	local jobs w why
+
+	why=$(eval "echo \${nv_why_$1:-}")
+	for jobs in 1 4; do
+		for w in iops kibs; do
+			case "$(nv_get "$1" $jobs $w)" in
+			"" | 0) why=${why:-"$jobs job(s): no $w figure (fio failed)"} ;;
+			esac
+		done
+	done
+	if [ -z "$why" ]; then
+		t_ok "bench: NVMe-oF over $2 figures measured"
+	else
+		t_fail "bench: NVMe-oF over $2 figures measured" "$why"
+	fi
+}
+
+nvmeof_part() {
+	local ncpu j
+
+	if ! nvmeof_modules || ! modprobe rdma_rxe || ! load_mrcore; then
+		t_fail "bench: NVMe-oF modules load" "nvmet, nvme-rdma, rxe, mrcore or vhca"
+		return 1
+	fi
+	# A broken connection fails I/O at once instead of hanging fio.
+	NVME_OPTS=ctrl_loss_tmo=5,reconnect_delay=1,fast_io_fail_tmo=0
+	nv_side rxe rxe0 nbr0 10.77.0.1 11
+	nv_side vhca vhca0 nbv0 10.76.0.1 12
+	run_for 30 unload_mrcore >/dev/null ||
+		nv_why vhca "rmmod vhca mrcore failed"
+
+	ncpu=$(grep -c ^processor /proc/cpuinfo)
+	echo "bench: NVMe-oF over RDMA, RAM-disk namespace (brd), fio libaio direct, QD 32 per job, ${RUNTIME} s each"
+	echo "bench: nr_io_queues = jobs (nvme-rdma caps it at the $ncpu CPUs); I/O queues used, rxe/vhca:" \
+	     "1 job $(nv_get rxe 1 queues)/$(nv_get vhca 1 queues)," \
+	     "4 jobs $(nv_get rxe 4 queues)/$(nv_get vhca 4 queues); ratio = vhca / rxe"
+	echo "| workload                      | jobs |        rxe |       vhca | vhca/rxe |"
+	echo "|-------------------------------|-----:|-----------:|-----------:|---------:|"
+	for j in 1 4; do
+		nv_row "4 KiB randread QD32 (IOPS)" $j \
+			"$(nv_get rxe $j iops)" "$(nv_get vhca $j iops)"
+	done
+	for j in 1 4; do
+		nv_row "128 KiB seq read QD32 (MB/s)" $j \
+			"$(nv_mbps "$(nv_get rxe $j kibs)")" \
+			"$(nv_mbps "$(nv_get vhca $j kibs)")"
+	done
+	nv_verdict rxe rxe0
+	nv_verdict vhca vhca0
+}
+
+nvmeof_part
