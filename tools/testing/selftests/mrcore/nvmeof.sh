@@ -132,8 +132,10 @@ klog_mark() {
 	echo "mrcore-selftest: mark $1" > /dev/kmsg
 }
 
+# Known false positives of code that is not ours are left out
+# (known_splats.awk says which and why).
 klog_since() {
-	dmesg | sed -n "/mrcore-selftest: mark $1\$/,\$p"
+	dmesg | sed -n "/mrcore-selftest: mark $1\$/,\$p" | awk -f ./known_splats.awk
 }
 
 # klog_clean TAG: nothing logged since TAG says a resource was leaked or
