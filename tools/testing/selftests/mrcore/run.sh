@@ -4,16 +4,27 @@
 # ULPs over vhca only, for the swiotlb=force run), bench, demo,
 # only:<script> (one script, for debugging).
 cd "$(dirname "$0")"
+
+# DMA-API debug prints one error per boot by default; let each script
+# show its first, so an error of ours cannot hide behind an earlier one.
+dma_debug_rearm() {
+	[ -w /sys/kernel/debug/dma-api/num_errors ] &&
+		echo 1 > /sys/kernel/debug/dma-api/num_errors
+	return 0
+}
+
 case "$1" in
 test)	# The rxe baselines run before the vhca storage scripts, so that a
 	# wedged vhca data path cannot take them down with it.
 	for t in vhca_kunit.sh vhca_link.sh mr_chardev.sh nvmeof_rxe.sh iser_rxe.sh \
 		 nvmeof_vhca.sh iser_vhca.sh dp_chardev.sh removal_vhca.sh; do
 		echo "# --- $t"
+		dma_debug_rearm
 		sh "./$t"
 	done ;;
 ulp)	for t in nvmeof_vhca.sh iser_vhca.sh; do
 		echo "# --- $t"
+		dma_debug_rearm
 		sh "./$t"
 	done ;;
 only:*)	sh "./${1#only:}" ;;
