@@ -328,7 +328,7 @@ static void print_table(void)
 	}
 }
 
-static void usage(const char *prog)
+static void print_usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-t SECONDS] DEV [REF]\n", prog);
 	exit(2);
@@ -345,14 +345,14 @@ int main(int argc, char **argv)
 		case 't':
 			cell_time = atof(optarg);
 			if (cell_time <= 0 || cell_time > 10)
-				usage(argv[0]);
+				print_usage(argv[0]);
 			break;
 		default:
-			usage(argv[0]);
+			print_usage(argv[0]);
 		}
 	}
 	if (optind >= argc || argc - optind > MAX_DEVS)
-		usage(argv[0]);
+		print_usage(argv[0]);
 	for (j = 0; optind < argc; optind++, j++)
 		devs[j].name = argv[optind];
 	nr_devs = j;

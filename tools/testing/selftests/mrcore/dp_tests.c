@@ -437,11 +437,6 @@ static bool dp_atomics(struct __test_metadata *_metadata,
 	return false;
 }
 
-#define NEED_ATOMICS()							\
-	do {								\
-		if (!dp_atomics(_metadata, self))			\
-			SKIP(return, "%s has no atomics", dp_devname());	\
-	} while (0)
 
 /* Positive cases: the bytes moved are exactly right --------------------- */
 
@@ -555,7 +550,8 @@ DP_TEST(cmp_swp_match)
 	const uint64_t old = 0x0123456789abcdefULL, swap = 0xfedcba9876543210ULL;
 	struct mrct_qp_post p;
 
-	NEED_ATOMICS();
+	if (!dp_atomics(_metadata, self))
+		SKIP(return, "%s has no atomics", dp_devname());
 	dp_set64(self->rem, self->rem_want, 0x208, old);
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_CMP_AND_SWP, 0x10, 0x208, old, swap);
 	dp_set64(self->rem_want, self->rem_want, 0x208, swap);
@@ -573,7 +569,8 @@ DP_TEST(cmp_swp_mismatch)
 	const uint64_t old = 0x0123456789abcdefULL;
 	struct mrct_qp_post p;
 
-	NEED_ATOMICS();
+	if (!dp_atomics(_metadata, self))
+		SKIP(return, "%s has no atomics", dp_devname());
 	dp_set64(self->rem, self->rem_want, PAGE + 0x18, old);
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_CMP_AND_SWP, 0x20, PAGE + 0x18,
 		  old + 1, 7);
@@ -588,7 +585,8 @@ DP_TEST(fetch_add)
 {
 	struct mrct_qp_post p;
 
-	NEED_ATOMICS();
+	if (!dp_atomics(_metadata, self))
+		SKIP(return, "%s has no atomics", dp_devname());
 	dp_set64(self->rem, self->rem_want, 0x300, 0xffffffffULL);
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_FETCH_AND_ADD, 0x30, 0x300, 1, 0);
 	dp_set64(self->rem_want, self->rem_want, 0x300, 0x100000000ULL);
@@ -699,7 +697,8 @@ DP_TEST(fetch_add_past_mr_end)
 {
 	struct mrct_qp_post p;
 
-	NEED_ATOMICS();
+	if (!dp_atomics(_metadata, self))
+		SKIP(return, "%s has no atomics", dp_devname());
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_FETCH_AND_ADD, 0, MR_LEN, 1, 0);
 	dp_run(_metadata, self, &p, MRCT_WC_REM_ACCESS_ERR);
 	dp_check_bufs(_metadata, self);
@@ -756,14 +755,16 @@ static void dp_atomic_bad_lkey(struct __test_metadata *_metadata,
 
 DP_TEST(fetch_add_lkey_plus_one)
 {
-	NEED_ATOMICS();
+	if (!dp_atomics(_metadata, self))
+		SKIP(return, "%s has no atomics", dp_devname());
 	dp_atomic_bad_lkey(_metadata, self, MRCT_WR_ATOMIC_FETCH_AND_ADD,
 			   100, 5, 0, 105);
 }
 
 DP_TEST(cmp_swp_lkey_plus_one)
 {
-	NEED_ATOMICS();
+	if (!dp_atomics(_metadata, self))
+		SKIP(return, "%s has no atomics", dp_devname());
 	dp_atomic_bad_lkey(_metadata, self, MRCT_WR_ATOMIC_CMP_AND_SWP,
 			   100, 100, 200, 200);
 }
@@ -819,7 +820,8 @@ DP_TEST(fetch_add_rkey_plus_one)
 {
 	struct mrct_qp_post p;
 
-	NEED_ATOMICS();
+	if (!dp_atomics(_metadata, self))
+		SKIP(return, "%s has no atomics", dp_devname());
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_FETCH_AND_ADD, 0, 0x10, 1, 0);
 	p.rkey++;
 	dp_run(_metadata, self, &p, MRCT_WC_REM_ACCESS_ERR);
@@ -883,7 +885,8 @@ DP_TEST(fetch_add_other_pd_rkey)
 {
 	struct mrct_qp_post p;
 
-	NEED_ATOMICS();
+	if (!dp_atomics(_metadata, self))
+		SKIP(return, "%s has no atomics", dp_devname());
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_FETCH_AND_ADD, 0, 0x10, 1, 0);
 	p.rkey = dp_other_pd_rkey(_metadata, self);
 	dp_run(_metadata, self, &p, MRCT_WC_REM_ACCESS_ERR);
@@ -907,7 +910,8 @@ DP_TEST(fetch_add_mr_without_remote_atomic)
 {
 	struct mrct_qp_post p;
 
-	NEED_ATOMICS();
+	if (!dp_atomics(_metadata, self))
+		SKIP(return, "%s has no atomics", dp_devname());
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_FETCH_AND_ADD, 0, 0x10, 1, 0);
 	p.rkey = dp_rkey_with(_metadata, self, LW | RW | RR);
 	dp_run(_metadata, self, &p, MRCT_WC_REM_ACCESS_ERR);
@@ -948,7 +952,8 @@ DP_TEST(fetch_add_qp_without_remote_atomic)
 {
 	struct mrct_qp_post p;
 
-	NEED_ATOMICS();
+	if (!dp_atomics(_metadata, self))
+		SKIP(return, "%s has no atomics", dp_devname());
 	dp_repair(_metadata, self, LW | RW | RR);
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_FETCH_AND_ADD, 0, 0x10, 1, 0);
 	dp_run(_metadata, self, &p, MRCT_WC_REM_INV_REQ_ERR);
@@ -1004,13 +1009,15 @@ static void dp_misaligned(struct __test_metadata *_metadata,
 
 DP_TEST(fetch_add_misaligned)
 {
-	NEED_ATOMICS();
+	if (!dp_atomics(_metadata, self))
+		SKIP(return, "%s has no atomics", dp_devname());
 	dp_misaligned(_metadata, self, MRCT_WR_ATOMIC_FETCH_AND_ADD, 0x204);
 }
 
 DP_TEST(cmp_swp_misaligned)
 {
-	NEED_ATOMICS();
+	if (!dp_atomics(_metadata, self))
+		SKIP(return, "%s has no atomics", dp_devname());
 	dp_misaligned(_metadata, self, MRCT_WR_ATOMIC_CMP_AND_SWP, 0x201);
 }
 
