@@ -177,10 +177,19 @@ fio_bg() {
 }
 
 # fio_bg_wait SECS: wait up to SECS for fio_bg's fio to exit and print its
-# exit status. When it is still running, kill it (a process stuck in the
-# kernel survives that: see run_for), say so and fail.
+# exit status. When it is still running, show on stderr where its threads
+# are (state, wait channel, kernel stack) and its last words, kill it (a
+# process stuck in the kernel survives that: see run_for), say so and fail.
 fio_bg_wait() {
+	local p t
 	if ! wait_for "$1" test -s /tmp/fio_bg.rc; then
+		for p in $(grep -l "^PPid:[[:space:]]*$FIO_BG_PID\$" /proc/[0-9]*/status 2>/dev/null); do
+			for t in "${p%/status}"/task/*; do
+				echo "# fio thread ${t##*/}: $(awk '$1 == "State:" {print $2}' "$t/status") $(cat "$t/wchan" 2>/dev/null)"
+				sed 's/^/#   /' "$t/stack" 2>/dev/null | head -8
+			done
+		done >&2
+		tail -3 /tmp/fio_bg.out | sed 's/^/# fio: /' >&2
 		kill_tree "$FIO_BG_PID"
 		echo "fio still running ${1}s later"
 		return 1
