@@ -380,7 +380,7 @@ static bool vhca_peer_get(struct vhca_qp *qp, const union ib_gid *dgid,
 {
 	struct vhca_qp *rqp;
 	unsigned long flags;
-	bool ok;
+	bool ok, comm_est;
 
 	peer->vdev = vhca_fabric_route(dgid);
 	if (!peer->vdev)
@@ -403,11 +403,27 @@ static bool vhca_peer_get(struct vhca_qp *qp, const union ib_gid *dgid,
 	peer->access = rqp->attr.qp_access_flags;
 	peer->qkey = rqp->attr.qkey;
 	peer->min_rnr_timer = rqp->attr.min_rnr_timer;
+	/* IBTA 11.6.3: the first message to arrive in RTR establishes. */
+	comm_est = ok && rqp->ibqp.qp_type == IB_QPT_RC &&
+		   rqp->state == IB_QPS_RTR && !rqp->comm_est;
+	if (comm_est)
+		rqp->comm_est = true;
 	spin_unlock_irqrestore(&rqp->state_lock, flags);
 
-	if (!ok)
+	if (!ok) {
 		vhca_peer_put(peer);
-	return ok;
+		return false;
+	}
+	if (comm_est && rqp->ibqp.event_handler) {
+		struct ib_event ev = {
+			.device = rqp->ibqp.device,
+			.element.qp = &rqp->ibqp,
+			.event = IB_EVENT_COMM_EST,
+		};
+
+		rqp->ibqp.event_handler(&ev, rqp->ibqp.qp_context);
+	}
+	return true;
 }
 
 /* What taking a receive of the responder came to. */

@@ -476,6 +476,9 @@ static void vhca_qp_set_state(struct vhca_qp *qp, enum ib_qp_state next)
 	lockdep_assert_held(&qp->state_lock);
 
 	qp->state = next;
+	/* A QP back from RESET is established anew. */
+	if (next == IB_QPS_RESET)
+		qp->comm_est = false;
 }
 
 /* Receives taken by other QPs' engines and not yet completed. */

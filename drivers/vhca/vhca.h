@@ -347,6 +347,8 @@ struct vhca_sq {
  * @rx_busy: receives other QPs' engines have taken from this QP's RQ and
  *	not completed yet; protected by @state_lock. The engine flushes the
  *	RQ of a QP in ERR, and a move to RESET empties it, only at zero
+ * @comm_est: IB_EVENT_COMM_EST was dispatched (the first message that
+ *	reached this QP in RTR); protected by @state_lock
  * @stopped: set by destroy: the engine touches the QP no more
  */
 struct vhca_qp {
@@ -371,6 +373,7 @@ struct vhca_qp {
 	bool retrying;
 	u8 rnr_timer;
 	unsigned int rx_busy;
+	bool comm_est;
 	bool stopped;
 };
 
