@@ -1,56 +1,179 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# make demo: load mrcore and vhca, create vhca0, show it, then run the
-# NVMe-oF baseline over rxe, saying in plain words what happens.
+# make demo: load mrcore and vhca, create vhca0, show it, then serve an
+# NVMe-oF namespace over it (nvmet-rdma on a RAM disk and the nvme-rdma
+# host, both in this VM, the connection looping back through the vhca
+# fabric), run real I/O, show what the device and ib_core hold while the
+# host is connected, disconnect and unload; then, for comparison, the same
+# fio figures over rxe. Every line is narrated; a step that fails prints
+# "not ok - demo: ..." as well, so that make demo fails.
 . ./lib.sh
 . ./nvmeof.sh
 
+ADDR=192.168.90.1
+NQN=nqn.2026-11.org.mrcore:demo
+NVMET_PORT=1
+# A broken data path fails a connect in seconds rather than hanging.
+NVME_OPTS=ctrl_loss_tmo=5,reconnect_delay=1,fast_io_fail_tmo=0
+MKEYS=/sys/kernel/debug/vhca/vhca0/mkeys
+XLT=/sys/kernel/debug/vhca/vhca0/xlt
+failed=0
+
 say() { echo "demo: $*"; }
+# show: indent a command's output under the narration.
+show() { sed 's/^/demo:   /'; }
+bad() {
+	say "FAILED: $*"
+	echo "not ok - demo: $*"
+	failed=1
+}
+
+# fio_fig NAME RW BS QD SECS LABEL: a short fio run on $dev, narrated as
+# "LABEL: N IOPS, M MB/s, mean latency L us" (fio's terse format v3:
+# field 7 read KiB/s, 8 read IOPS, 16 mean completion latency in us).
+fio_fig() {
+	run_for $(($5 + 60)) fio --thread --name="$1" --filename="$dev" \
+		--direct=1 --ioengine=libaio --rw="$2" --bs="$3" \
+		--iodepth="$4" --runtime="$5" --time_based \
+		--output-format=terse --terse-version=3 > /tmp/fio.$1 2>&1
+	if [ $? != 0 ] || ! grep -q '^3;' /tmp/fio.$1; then
+		bad "fio $1: $(tail -1 /tmp/fio.$1)"
+		return 1
+	fi
+	awk -F';' -v l="$6" '/^3;/ {
+		printf "demo: %s: %d IOPS, %.1f MB/s, mean latency %d us\n",
+		       l, $8, $7 * 1024 / 1e6, $16 }' /tmp/fio.$1
+}
+
+# mkey_summary: how many keys the device's memory holds, by state and
+# access mode, from the decoded mkey table.
+mkey_summary() {
+	awk 'NR > 1 { n[$3 " " $4]++ }
+	     END { for (k in n) printf "%5d  %s\n", n[k], k }' $MKEYS | sort -k2
+}
 
 say "kernel $(uname -r); loading mrcore.ko and vhca.ko"
-load_mrcore || { say "could not load the modules"; exit 1; }
-dummy_up demo0 192.168.90.1/24
-say "creating vhca0 on netdev demo0 (192.168.90.1): rdma link add vhca0 type vhca netdev demo0"
-rdma link add vhca0 type vhca netdev demo0 || exit 1
-wait_for 10 sh -c 'grep -q c0a8:5a01 /sys/class/infiniband/vhca0/ports/1/gids/*'
+load_mrcore || { bad "could not load the modules"; exit 1; }
+say "creating vhca0 on netdev demo0 ($ADDR): rdma link add vhca0 type vhca netdev demo0"
+rdma_link_up vhca vhca0 demo0 $ADDR || { bad "rdma link add vhca0"; exit 1; }
 say "rdma dev show / rdma link show:"
-rdma dev show vhca0 | sed 's/^/demo:   /'
-rdma link show vhca0/1 | sed 's/^/demo:   /'
+{ rdma dev show vhca0; rdma link show vhca0/1; } | show
 say "GID table of vhca0 port 1 (from demo0's addresses):"
 for g in /sys/class/infiniband/vhca0/ports/1/gids/*; do
 	v=$(cat "$g" 2>/dev/null)
 	[ "$v" != 0000:0000:0000:0000:0000:0000:0000:0000 ] &&
 		echo "demo:   gid ${g##*/} $v ($(cat /sys/class/infiniband/vhca0/ports/1/gid_attrs/types/${g##*/} 2>/dev/null))"
 done
-say "mrcore's view of vhca0 (debugfs):"
-sed 's/^/demo:   /' /sys/kernel/debug/mrcore/vhca0/stats
-say "vhca0's device memory, mkey table as the device sees it:"
-sed 's/^/demo:   /' /sys/kernel/debug/vhca/vhca0/mkeys
+say "mrcore's view of vhca0 (debugfs mrcore/vhca0/stats):"
+show < /sys/kernel/debug/mrcore/vhca0/stats
+say "vhca0's device memory, the mkey table as the device sees it (debugfs vhca/vhca0/mkeys):"
+show < $MKEYS
+say "only the local DMA key so far: a PA-mode key covering all of memory"
+vhca_baseline vhca0
 
-say "vhca has no data path yet, so NVMe-oF runs over rxe as the baseline"
-nvmeof_modules && modprobe rdma_rxe
-dummy_up rxed0 10.77.0.1/24
-rdma link add rxe0 type rxe netdev rxed0
-nvmet_up 10.77.0.1
-say "nvmet-rdma target exports a 128 MiB RAM disk on 10.77.0.1:4420"
-if dev=$(nvme_host_up 10.77.0.1 2); then
-	say "nvme-rdma host connected: $dev ($(cat /sys/block/${dev#/dev/}/size) sectors)"
-	if pattern_rw "$dev" 16; then
+say ""
+say "--- NVMe-oF over vhca0 ---"
+nvmeof_modules || { bad "NVMe-oF modules"; exit 1; }
+old_tmo=$(nvme_timeouts 5 10)
+if ! nvmet_up $ADDR; then
+	bad "nvmet port on $ADDR"
+	exit 1
+fi
+say "nvmet-rdma target exports a 128 MiB RAM disk ($NVMET_DEV) as $NQN on $ADDR:4420"
+say "nvme-rdma host: connect to $ADDR with 2 I/O queues (both ends are vhca0)"
+if dev=$(nvme_host_up $ADDR 2); then
+	say "connected: $dev, $(($(cat /sys/block/${dev#/dev/}/size) / 2048)) MiB"
+	say "nvme list:"
+	nvme list 2>&1 | show
+	for c in $(nvme_ctrls); do
+		say "controller ${c##*/}: transport $(cat $c/transport), $(cat $c/address), state $(cat $c/state), $(($(cat $c/queue_count) - 1)) I/O queues of $(cat $c/sqsize 2>/dev/null || echo ?)+1 entries"
+	done
+
+	if run_for 60 pattern_rw "$dev" 16 >/dev/null; then
 		say "wrote 16 MiB of random data through NVMe-oF, read it back: identical"
 	else
-		say "pattern read back DIFFERS"
+		bad "16 MiB pattern read back over vhca differs"
 	fi
-	fio --thread --name=demo --filename="$dev" --direct=1 --ioengine=libaio \
-	    --rw=randread --bs=4k --iodepth=32 --runtime=5 --time_based \
-	    --output-format=terse --terse-version=3 2>/dev/null |
-		awk -F';' '{printf "demo: fio 4 KiB randread QD32 for 5 s over rxe: %d IOPS\n", $8}'
-	nvme_host_down
-	say "host disconnected"
+	if run_for 30 same_range "$dev" "$NVMET_DEV" 16 0 >/dev/null; then
+		say "and the target's RAM disk holds the same 16 MiB"
+	else
+		bad "the target's RAM disk does not hold the pattern"
+	fi
+	say "fio over vhca (the VM is emulated: figures show the path works, not its speed):"
+	fio_fig rr randread 4k 32 5 "4 KiB random read, QD 32, 5 s"
+	fio_fig sr read 128k 8 5 "128 KiB sequential read, QD 8, 5 s"
+
+	say ""
+	say "--- while connected, with a 4 KiB random-read fio running ---"
+	fio --thread --name=snap --filename="$dev" --direct=1 --ioengine=libaio \
+		--rw=randread --bs=4k --iodepth=16 --runtime=4 --time_based \
+		--output=/dev/null < /dev/null > /dev/null 2>&1 &
+	fpid=$!
+	sleep 1
+	say "mrcore's stats for vhca0 (MRs, keys and translation segments of the ULPs):"
+	show < /sys/kernel/debug/mrcore/vhca0/stats
+	say "mkey table, keys by state and access mode (FRWR MRs: FREE until"
+	say "the host posts a registration for an I/O, VALID until invalidated):"
+	mkey_summary | show
+	say "(the MTT keys are nvme-rdma's FRWR pools, one MR per queue entry; the"
+	say "target reads and writes through the PA key: nvmet-rdma needs no MR on RoCE)"
+	say "the first rows of the table:"
+	head -6 $MKEYS | show
+	v=$(awk '$3 == "VALID" && $4 == "MTT" {print; exit}' $MKEYS)
+	if [ -n "$v" ]; then
+		say "a VALID MTT key caught in flight:"
+		echo "$v" | show
+	fi
+	say "translation entries of the VALID MTT/KLM keys, read a moment later (debugfs vhca/vhca0/xlt):"
+	head -8 $XLT | show
+	say "rdma res show qp, vhca0 (GSI, and each queue's QP pair, host and target;"
+	say "ib_core names a QP after rdma_cm, which creates it):"
+	rdma_res qp vhca0 | show
+	say "rdma res show cm_id, vhca0 (whose the queues are: nvme_rdma, nvmet_rdma):"
+	rdma_res cm_id vhca0 | show
+	say "rdma res show mr, vhca0: $(rdma_res mr vhca0 | wc -l) MRs, of which $(rdma_res_count mr vhca0 nvme_rdma) nvme_rdma's; the first:"
+	rdma_res mr vhca0 | head -4 | show
+	wait $fpid || bad "the background fio failed"
+
+	say ""
+	say "disconnecting the host"
+	if nvme_host_down >/dev/null; then
+		say "host disconnected: no controller left"
+	else
+		bad "disconnect"
+	fi
 else
-	say "the host did not connect"
+	bad "the host did not connect: $(echo "$dev" | tail -1)"
 fi
 nvmet_down
-rdma link del rxe0
-rdma link del vhca0
-say "removed rxe0 and vhca0; unloading"
-unload_mrcore && say "done: modules unloaded cleanly"
+if out=$(vhca_idle vhca0); then
+	say "vhca0 is idle again: mrcore holds no MR, PD, key or translation of the ULPs"
+else
+	bad "vhca0 not idle after the disconnect: $out"
+fi
+say "mkey table after the disconnect:"
+show < $MKEYS
+rdma link del vhca0 && ip link del demo0 || bad "rdma link del vhca0"
+if run_for 30 unload_mrcore >/dev/null; then
+	say "removed vhca0, unloaded vhca and mrcore cleanly"
+else
+	bad "rmmod vhca mrcore"
+fi
+
+say ""
+say "--- for comparison: the same fio over rxe (soft RoCE) ---"
+if modprobe rdma_rxe && rdma_link_up rxe rxe0 rxed0 10.77.0.1 &&
+   nvmet_up 10.77.0.1 && dev=$(nvme_host_up 10.77.0.1 2); then
+	fio_fig rr randread 4k 32 5 "rxe: 4 KiB random read, QD 32, 5 s"
+	fio_fig sr read 128k 8 5 "rxe: 128 KiB sequential read, QD 8, 5 s"
+	nvme_host_down >/dev/null
+else
+	say "the rxe baseline did not come up (not a vhca failure)"
+fi
+nvmet_down
+rdma link del rxe0 2>/dev/null
+ip link del rxed0 2>/dev/null
+nvme_timeouts $old_tmo >/dev/null
+[ $failed = 0 ] && say "done: everything above worked" ||
+	say "done, with failures (see above)"
+exit $failed

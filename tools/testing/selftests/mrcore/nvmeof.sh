@@ -344,3 +344,27 @@ nvme_delete_ctrls() {
 nvme_host_down() {
 	run_for "$NVME_DISCONNECT_TMO" nvme_delete_ctrls
 }
+
+# --- Inspection and module parameters ---------------------------------------
+
+# rdma_res KIND DEV: the lines of "rdma res show KIND" (qp, cq, mr, pd,
+# srq, cm_id) that belong to RDMA device DEV, one object a line.
+rdma_res() {
+	rdma res show "$1" 2>/dev/null |
+		grep -E "(^| )(dev|link) $2( |/|\$)"
+}
+
+# rdma_res_count KIND DEV COMM: how many of DEV's KIND objects the kernel
+# module or process COMM owns (ib_core prints kernel owners as [name]; a
+# QP made through the RDMA CM is rdma_cm's, its cm_id the ULP's).
+rdma_res_count() {
+	rdma_res "$1" "$2" | grep -c -E "comm \[?$3\]?( |\$)"
+}
+
+# nvmet_rdma_reload [PARAM=VALUE...]: unload nvmet-rdma and load it again
+# with the given module parameters. No nvmet port may use the rdma
+# transport any more (nvmet_down first): an enabled port holds the module.
+nvmet_rdma_reload() {
+	wait_for 20 rmmod nvmet_rdma || { echo "rmmod nvmet_rdma failed"; return 1; }
+	modprobe nvmet-rdma "$@"
+}
