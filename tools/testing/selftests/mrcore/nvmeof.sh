@@ -368,3 +368,40 @@ nvmet_rdma_reload() {
 	wait_for 20 rmmod nvmet_rdma || { echo "rmmod nvmet_rdma failed"; return 1; }
 	modprobe nvmet-rdma "$@"
 }
+
+# wire_up NETA ADDRA NETB ADDRB: let two local addresses on dummy netdevs
+# reach each other as if a wire joined NETA and NETB: policy routes (table
+# $WIRE_TABLE, looked up before the local table) send ADDRA->ADDRB out of
+# NETA and ADDRB->ADDRA out of NETB, with permanent neighbour entries for
+# the far end's MAC. Without them the kernel routes between its own
+# addresses through lo, and the passive RDMA CM rejects a connect whose
+# source address does not route back through the netdev the request came
+# in on (cma_ib_id_from_event: validate_net_dev). wire_down undoes it.
+WIRE_TABLE=100
+wire_up() {
+	local maca macb
+	maca=$(cat "/sys/class/net/$1/address") &&
+	macb=$(cat "/sys/class/net/$3/address") &&
+	ip route add "$4/32" dev "$1" table $WIRE_TABLE &&
+	ip route add "$2/32" dev "$3" table $WIRE_TABLE &&
+	ip neigh replace "$4" lladdr "$macb" dev "$1" nud permanent &&
+	ip neigh replace "$2" lladdr "$maca" dev "$3" nud permanent &&
+	ip rule add from "$2" to "$4" table $WIRE_TABLE pref 100 &&
+	ip rule add from "$4" to "$2" table $WIRE_TABLE pref 101 &&
+	ip rule add table local pref 200 &&
+	ip rule del pref 0 table local
+}
+
+# wire_down NETA ADDRA NETB ADDRB
+wire_down() {
+	local rc=0
+	ip rule add table local pref 0 2>/dev/null
+	ip rule del pref 200 table local 2>/dev/null
+	ip rule del pref 100 2>/dev/null || rc=1
+	ip rule del pref 101 2>/dev/null || rc=1
+	ip route flush table $WIRE_TABLE 2>/dev/null
+	ip neigh del "$4" dev "$1" 2>/dev/null
+	ip neigh del "$2" dev "$3" 2>/dev/null
+	ip rule show | grep -q '^0:.*lookup local' || { echo "local rule not restored"; return 1; }
+	return $rc
+}
