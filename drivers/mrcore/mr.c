@@ -82,16 +82,20 @@ static int mrc_trans_copy(struct mrc_device *mdev, struct mrc_trans *t)
 {
 	unsigned int esize = mrc_entry_size(t->mode);
 	u32 chunk = min_t(u32, t->nentries, MRC_XLT_CHUNK_BYTES / esize);
+	u64 small[MRC_XLT_STACK_BYTES / sizeof(u64)];
 	struct mrc_mtt_builder mtt;
 	struct mrc_klm_builder klm;
 	u64 offset = t->xlt.offset;
 	u32 left = t->nentries;
-	void *buf;
+	void *buf = small;
 	int ret = 0, n;
 
-	buf = kvmalloc_array(chunk, esize, GFP_KERNEL);
-	if (!buf)
-		return -ENOMEM;
+	/* Small tables, the common case, are built on the stack. */
+	if ((size_t)chunk * esize > sizeof(small)) {
+		buf = kvmalloc_array(chunk, esize, GFP_KERNEL);
+		if (!buf)
+			return -ENOMEM;
+	}
 
 	if (t->mode == MRC_ACCESS_MODE_MTT)
 		mrc_mtt_builder_init(&mtt, &t->segs, t->iova, t->page_shift,
@@ -114,7 +118,8 @@ static int mrc_trans_copy(struct mrc_device *mdev, struct mrc_trans *t)
 		cond_resched();
 	}
 
-	kvfree(buf);
+	if (buf != small)
+		kvfree(buf);
 	return ret;
 }
 

@@ -79,6 +79,8 @@ extern struct dentry *mrc_debugfs_root;
 
 /* Entries built in the CPU per write_xlt call, at most. */
 #define MRC_XLT_CHUNK_BYTES	SZ_64K
+/* Tables up to this size are built in a stack buffer (32 MTT entries). */
+#define MRC_XLT_STACK_BYTES	256
 
 /* translate.c */
 

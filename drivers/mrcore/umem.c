@@ -35,6 +35,8 @@
 
 /* Page pointers one GUP call fills: one page of them. */
 #define MRC_PIN_BATCH		(PAGE_SIZE / sizeof(struct page *))
+/* Registrations of up to this many pages pin through a stack array. */
+#define MRC_PIN_STACK		16
 /* Registrations this large pin in parallel. */
 #define MRC_PIN_PARALLEL_MIN	(SZ_1G >> PAGE_SHIFT)
 #define MRC_PIN_MAX_WORKERS	16U
@@ -230,14 +232,19 @@ static int mrc_umem_pin_serial(struct mrc_umem *umem, unsigned int flags)
 {
 	unsigned long addr = umem->address & PAGE_MASK;
 	unsigned long left = umem->npages;
-	struct page **pages;
-	unsigned long n;
+	struct page *small[MRC_PIN_STACK];
+	struct page **pages = small;
+	unsigned long n, batch = ARRAY_SIZE(small);
 	long pinned;
 	int ret = 0;
 
-	pages = (struct page **)__get_free_page(GFP_KERNEL);
-	if (!pages)
-		return -ENOMEM;
+	/* Small registrations, the common case, pin into the stack. */
+	if (left > ARRAY_SIZE(small)) {
+		pages = (struct page **)__get_free_page(GFP_KERNEL);
+		if (!pages)
+			return -ENOMEM;
+		batch = MRC_PIN_BATCH;
+	}
 
 	while (left) {
 		cond_resched();
@@ -245,7 +252,7 @@ static int mrc_umem_pin_serial(struct mrc_umem *umem, unsigned int flags)
 			ret = -EINTR;
 			break;
 		}
-		n = min_t(unsigned long, left, MRC_PIN_BATCH);
+		n = min(left, batch);
 		if (mrc_umem_inject(umem, MRC_STAGE_PIN, &umem->inject_pin,
 				    n == left)) {
 			ret = -EFAULT;
@@ -265,7 +272,8 @@ static int mrc_umem_pin_serial(struct mrc_umem *umem, unsigned int flags)
 		left -= pinned;
 	}
 
-	free_page((unsigned long)pages);
+	if (pages != small)
+		free_page((unsigned long)pages);
 	return ret;
 }
 
