@@ -45,11 +45,11 @@ fio_fig() {
 		       l, $8, $7 * 1024 / 1e6, $16 }' /tmp/fio.$1
 }
 
-# mkey_summary: how many keys the device's memory holds, by state and
-# access mode, from the decoded mkey table.
+# mkey_summary < MKEYS: how many keys the device's memory holds, by state
+# and access mode, from a copy of the decoded mkey table.
 mkey_summary() {
 	awk 'NR > 1 { n[$3 " " $4]++ }
-	     END { for (k in n) printf "%5d  %s\n", n[k], k }' $MKEYS | sort -k2
+	     END { for (k in n) printf "%5d  %s\n", n[k], k }' | sort -k2
 }
 
 say "kernel $(uname -r); loading mrcore.ko and vhca.ko"
@@ -112,20 +112,39 @@ if dev=$(nvme_host_up $ADDR 2); then
 	sleep 1
 	say "mrcore's stats for vhca0 (MRs, keys and translation segments of the ULPs):"
 	show < /sys/kernel/debug/mrcore/vhca0/stats
+	# A registration lives for one I/O: read the table until it shows
+	# one VALID MTT key (or 30 reads), and the xlt file until it shows
+	# one's entries (it decodes each key with its slot held).
+	n=0
+	while [ $n -lt 30 ]; do
+		cat $MKEYS > /tmp/mkeys.snap
+		grep -q ' VALID *MTT ' /tmp/mkeys.snap && break
+		n=$((n + 1))
+	done
 	say "mkey table, keys by state and access mode (FRWR MRs: FREE until"
 	say "the host posts a registration for an I/O, VALID until invalidated):"
-	mkey_summary | show
+	mkey_summary < /tmp/mkeys.snap | show
 	say "(the MTT keys are nvme-rdma's FRWR pools, one MR per queue entry; the"
 	say "target reads and writes through the PA key: nvmet-rdma needs no MR on RoCE)"
 	say "the first rows of the table:"
-	head -6 $MKEYS | show
-	v=$(awk '$3 == "VALID" && $4 == "MTT" {print; exit}' $MKEYS)
+	head -6 /tmp/mkeys.snap | show
+	v=$(awk '$3 == "VALID" && $4 == "MTT" {print; exit}' /tmp/mkeys.snap)
 	if [ -n "$v" ]; then
-		say "a VALID MTT key caught in flight:"
+		say "a VALID MTT key, caught in flight:"
 		echo "$v" | show
 	fi
-	say "translation entries of the VALID MTT/KLM keys, read a moment later (debugfs vhca/vhca0/xlt):"
-	head -8 $XLT | show
+	n=0
+	while [ $n -lt 30 ]; do
+		head -8 $XLT > /tmp/xlt.snap
+		[ -s /tmp/xlt.snap ] && break
+		n=$((n + 1))
+	done
+	if [ -s /tmp/xlt.snap ]; then
+		say "a VALID key's translation entries (debugfs vhca/vhca0/xlt):"
+		show < /tmp/xlt.snap
+	else
+		say "no VALID MTT/KLM key caught in the xlt file in 30 reads"
+	fi
 	say "rdma res show qp, vhca0 (GSI, and each queue's QP pair, host and target;"
 	say "ib_core names a QP after rdma_cm, which creates it):"
 	rdma_res qp vhca0 | show
