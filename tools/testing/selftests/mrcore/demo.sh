@@ -32,11 +32,11 @@ bad() {
 # "LABEL: N IOPS, M MB/s, mean latency L us" (fio's terse format v3:
 # field 7 read KiB/s, 8 read IOPS, 16 mean completion latency in us).
 fio_fig() {
-	run_for $(($5 + 60)) fio --thread --name="$1" --filename="$dev" \
+	if ! run_for $(($5 + 60)) fio --thread --name="$1" --filename="$dev" \
 		--direct=1 --ioengine=libaio --rw="$2" --bs="$3" \
 		--iodepth="$4" --runtime="$5" --time_based \
-		--output-format=terse --terse-version=3 > /tmp/fio.$1 2>&1
-	if [ $? != 0 ] || ! grep -q '^3;' /tmp/fio.$1; then
+		--output-format=terse --terse-version=3 > /tmp/fio.$1 2>&1 ||
+	   ! grep -q '^3;' /tmp/fio.$1; then
 		bad "fio $1: $(tail -1 /tmp/fio.$1)"
 		return 1
 	fi
@@ -172,7 +172,7 @@ else
 fi
 say "mkey table after the disconnect:"
 show < $MKEYS
-rdma link del vhca0 && ip link del demo0 || bad "rdma link del vhca0"
+run_for 30 rdma_link_down vhca0 demo0 >/dev/null || bad "rdma link del vhca0"
 if run_for 30 unload_mrcore >/dev/null; then
 	say "removed vhca0, unloaded vhca and mrcore cleanly"
 else
@@ -193,6 +193,9 @@ nvmet_down
 rdma link del rxe0 2>/dev/null
 ip link del rxed0 2>/dev/null
 nvme_timeouts $old_tmo >/dev/null
-[ $failed = 0 ] && say "done: everything above worked" ||
+if [ $failed = 0 ]; then
+	say "done: everything above worked"
+else
 	say "done, with failures (see above)"
+fi
 exit $failed
