@@ -43,7 +43,7 @@
 #define VHCA_MAX_RD_ATOM	16
 #define VHCA_MAX_SRQ		1024
 #define VHCA_MAX_SRQ_WR		4096
-#define VHCA_MAX_AH		(1 << 16)
+#define VHCA_MAX_AH		BIT(16)
 
 /*
  * Device memory is one region, standing for the HCA's BAR:
@@ -128,7 +128,7 @@ struct vhca_dev {
 	struct dentry *debugfs;
 	struct xarray qps;
 	struct workqueue_struct *wq;
-	spinlock_t atomic_lock;
+	spinlock_t atomic_lock;	/* serialises responder atomics */
 	void **bounce;
 	struct list_head fabric_node;
 	struct list_head list;
@@ -172,7 +172,7 @@ struct vhca_pd {
  */
 struct vhca_cq {
 	struct ib_cq ibcq;
-	spinlock_t lock;
+	spinlock_t lock;	/* the fields below */
 	struct ib_wc *ring;
 	u32 size;
 	u32 head;
@@ -207,7 +207,7 @@ struct vhca_recv_wqe {
  * @tail: next slot to consume (engine), free-running
  */
 struct vhca_rq {
-	spinlock_t lock;
+	spinlock_t lock;	/* the fields below */
 	void *wqe;
 	u32 stride;
 	u32 size;
@@ -306,7 +306,7 @@ struct vhca_send_wqe {
  *	again once the engine has completed it and advanced @tail
  */
 struct vhca_sq {
-	spinlock_t lock;
+	spinlock_t lock;	/* the fields below */
 	void *wqe;
 	u32 stride;
 	u32 size;
@@ -356,7 +356,7 @@ struct vhca_qp {
 	struct vhca_dev *vdev;
 	refcount_t refs;
 	struct completion released;
-	spinlock_t state_lock;
+	spinlock_t state_lock;	/* state, attr, rx_busy, comm_est */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;
 	u32 pdn;

@@ -40,7 +40,7 @@
 /* A private UAPI, so not under include/uapi (the test_hmm pattern). */
 #include "mrcore_test_uapi.h"
 
-#define BUF_LEN		(1UL << 20)
+#define BUF_LEN		0x100000UL	/* 1 MiB */
 #define MAX_DEVS	2
 /* How long to wait for a device's IPv4 GID (MRCT_QP_CREATE needs it). */
 #define GID_WAIT_S	10
@@ -358,11 +358,13 @@ int main(int argc, char **argv)
 	nr_devs = j;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	printf("bench: dp_bench: memcpy between kernel buffers; RDMA WRITE between two 4 KiB-page MRs over a loopback RC pair on");
+	printf("bench: dp_bench: memcpy between kernel buffers; ");
+	printf("RDMA WRITE between two 4 KiB-page MRs over a loopback RC pair on");
 	for (j = 0; j < nr_devs; j++)
 		printf(" %s", devs[j].name);
-	printf(" (%u signaled WRs in flight, CQ busy-polled in the kernel, path MTU 1024); %.2f s a cell\n",
-	       MRCT_QP_DEPTH, cell_time);
+	printf(" (%u signaled WRs in flight, CQ busy-polled in the kernel, ",
+	       MRCT_QP_DEPTH);
+	printf("path MTU 1024); %.2f s a cell\n", cell_time);
 
 	err = buffers_map();
 	if (err) {

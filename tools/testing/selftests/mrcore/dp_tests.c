@@ -247,18 +247,20 @@ FIXTURE_TEARDOWN(dp)
 
 /*
  * TEST_F whose body runs only when the fixture found the device: 6.1's
- * harness runs the body after a SKIP in the setup.
+ * harness runs the body after a SKIP in the setup. (struct _test_data_dp
+ * is what FIXTURE_DATA(dp) names, spelled out so checkpatch reads it as
+ * a type.)
  */
 #define DP_TEST(name)							\
 	static void dpt_##name(struct __test_metadata *_metadata,	\
-			       FIXTURE_DATA(dp) *self);			\
+			       struct _test_data_dp *self);			\
 	TEST_F(dp, name)						\
 	{								\
 		if (self->fd >= 0)					\
 			dpt_##name(_metadata, self);			\
 	}								\
 	static void dpt_##name(struct __test_metadata *_metadata,	\
-			       FIXTURE_DATA(dp) *self)
+			       struct _test_data_dp *self)
 
 /* One WR on QP A of @pair: opcode, remote target; no SGE yet. */
 static void dp_wr(struct mrct_qp_post *p, const struct mrct_qp_create *pair,
@@ -281,7 +283,7 @@ static void dp_sge(struct mrct_qp_post *p, uint64_t addr, uint32_t len,
 }
 
 /* RDMA @opcode of @len bytes: local MR at @loff, remote MR at @roff. */
-static void dp_rdma(struct mrct_qp_post *p, FIXTURE_DATA(dp) *self,
+static void dp_rdma(struct mrct_qp_post *p, struct _test_data_dp *self,
 		    uint32_t opcode, uint64_t loff, uint64_t roff, uint32_t len)
 {
 	dp_wr(p, &self->pair, opcode, REM_IOVA + roff, self->rmr.info.rkey);
@@ -289,7 +291,7 @@ static void dp_rdma(struct mrct_qp_post *p, FIXTURE_DATA(dp) *self,
 }
 
 /* An atomic on the remote u64 at @roff; the original lands at @loff. */
-static void dp_atomic(struct mrct_qp_post *p, FIXTURE_DATA(dp) *self,
+static void dp_atomic(struct mrct_qp_post *p, struct _test_data_dp *self,
 		      uint32_t opcode, uint64_t loff, uint64_t roff,
 		      uint64_t compare_add, uint64_t swap)
 {
@@ -331,7 +333,7 @@ static void dp_check_buf(struct __test_metadata *_metadata, const char *what,
 
 /* Every byte of both buffers, guards included, is what the case wants. */
 static void dp_check_bufs(struct __test_metadata *_metadata,
-			  FIXTURE_DATA(dp) *self)
+			  struct _test_data_dp *self)
 {
 	dp_check_buf(_metadata, "local", self->loc, self->loc_want);
 	dp_check_buf(_metadata, "remote", self->rem, self->rem_want);
@@ -341,7 +343,7 @@ static void dp_check_bufs(struct __test_metadata *_metadata,
  * Post @p and wait: it must be accepted and complete with @status, and
  * QP A must then be in RTS (success) or ERR (an error completion).
  */
-static void dp_post(struct __test_metadata *_metadata, FIXTURE_DATA(dp) *self,
+static void dp_post(struct __test_metadata *_metadata, struct _test_data_dp *self,
 		    struct mrct_qp_post *p)
 {
 	int err;
@@ -377,7 +379,7 @@ static void dp_check_wc(struct __test_metadata *_metadata,
 	}
 }
 
-static void dp_run(struct __test_metadata *_metadata, FIXTURE_DATA(dp) *self,
+static void dp_run(struct __test_metadata *_metadata, struct _test_data_dp *self,
 		   struct mrct_qp_post *p, uint32_t status)
 {
 	dp_post(_metadata, self, p);
@@ -386,7 +388,7 @@ static void dp_run(struct __test_metadata *_metadata, FIXTURE_DATA(dp) *self,
 
 /* Post @p: ib_post_send() must refuse it with -EINVAL, bad_wr the WR. */
 static void dp_refused(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(dp) *self, struct mrct_qp_post *p)
+		       struct _test_data_dp *self, struct mrct_qp_post *p)
 {
 	ASSERT_EQ(0, dp_ioctl(self->fd, MRCT_QP_POST, p));
 	if (p->post_err != -EINVAL)
@@ -400,7 +402,7 @@ static void dp_refused(struct __test_metadata *_metadata,
 
 /* A good RDMA WRITE on the pair completes: the QP still works. */
 static void dp_still_works(struct __test_metadata *_metadata,
-			   FIXTURE_DATA(dp) *self)
+			   struct _test_data_dp *self)
 {
 	struct mrct_qp_post p;
 
@@ -412,7 +414,7 @@ static void dp_still_works(struct __test_metadata *_metadata,
 }
 
 static void dp_post_recv_b(struct __test_metadata *_metadata,
-			   FIXTURE_DATA(dp) *self, uint64_t roff, uint32_t len)
+			   struct _test_data_dp *self, uint64_t roff, uint32_t len)
 {
 	struct mrct_qp_recv r = {
 		.handle = self->pair.handle,
@@ -429,14 +431,13 @@ static void dp_post_recv_b(struct __test_metadata *_metadata,
 
 /* vhca must do atomics; another device without them skips. */
 static bool dp_atomics(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(dp) *self)
+		       struct _test_data_dp *self)
 {
 	if (self->pair.flags & MRCT_QP_F_ATOMIC)
 		return true;
 	EXPECT_FALSE(self->vhca) TH_LOG("vhca reports atomic_cap NONE");
 	return false;
 }
-
 
 /* Positive cases: the bytes moved are exactly right --------------------- */
 
@@ -732,7 +733,7 @@ DP_TEST(read_lkey_plus_one)
  * or the result, nothing else, and the local buffer is untouched.
  */
 static void dp_atomic_bad_lkey(struct __test_metadata *_metadata,
-			       FIXTURE_DATA(dp) *self, uint32_t opcode,
+			       struct _test_data_dp *self, uint32_t opcode,
 			       uint64_t old, uint64_t compare_add,
 			       uint64_t swap, uint64_t result)
 {
@@ -830,7 +831,7 @@ DP_TEST(fetch_add_rkey_plus_one)
 
 /* An MR over the same bytes, deregistered: its rkey must not work. */
 static uint32_t dp_stale_rkey(struct __test_metadata *_metadata,
-			      FIXTURE_DATA(dp) *self)
+			      struct _test_data_dp *self)
 {
 	struct mrct_reg mr;
 
@@ -862,7 +863,7 @@ DP_TEST(read_stale_rkey)
 
 /* An MR of PD 1 over the same bytes; the QPs are on PD 0. */
 static uint32_t dp_other_pd_rkey(struct __test_metadata *_metadata,
-				 FIXTURE_DATA(dp) *self)
+				 struct _test_data_dp *self)
 {
 	struct mrct_reg mr;
 
@@ -897,7 +898,7 @@ DP_TEST(fetch_add_other_pd_rkey)
 
 /* An MR over the remote bytes with @access only. */
 static uint32_t dp_rkey_with(struct __test_metadata *_metadata,
-			     FIXTURE_DATA(dp) *self, uint32_t access)
+			     struct _test_data_dp *self, uint32_t access)
 {
 	struct mrct_reg mr;
 
@@ -940,7 +941,7 @@ DP_TEST(read_mr_without_remote_read)
 
 /* Replace the fixture's pair by one whose QPs have @access. */
 static void dp_repair(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(dp) *self, uint32_t access)
+		      struct _test_data_dp *self, uint32_t access)
 {
 	struct mrct_qp_destroy d = { .handle = self->pair.handle };
 
@@ -989,7 +990,7 @@ DP_TEST(read_qp_without_remote_read)
  * changed.
  */
 static void dp_misaligned(struct __test_metadata *_metadata,
-			  FIXTURE_DATA(dp) *self, uint32_t opcode,
+			  struct _test_data_dp *self, uint32_t opcode,
 			  uint64_t roff)
 {
 	struct mrct_qp_post p;
