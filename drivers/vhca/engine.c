@@ -441,13 +441,13 @@ static enum vhca_take vhca_take_recv(struct vhca_qp *rqp,
 				     struct vhca_recv_wqe *rwqe)
 {
 	enum vhca_take ret = VHCA_GONE;
+	bool taken, limit = false;
 	unsigned long flags;
-	bool taken;
 
 	spin_lock_irqsave(&rqp->state_lock, flags);
 	if (!rqp->stopped && vhca_state_receives(rqp->state)) {
 		if (rqp->srq)
-			taken = vhca_srq_pop(rqp->srq, rwqe);
+			taken = vhca_srq_pop(rqp->srq, rwqe, &limit);
 		else
 			taken = vhca_rq_pop(&rqp->rq, rwqe);
 		ret = taken ? VHCA_TAKEN : VHCA_EMPTY;
@@ -455,6 +455,9 @@ static enum vhca_take vhca_take_recv(struct vhca_qp *rqp,
 			rqp->rx_busy++;
 	}
 	spin_unlock_irqrestore(&rqp->state_lock, flags);
+	/* The handler may call verbs: no lock is held for it. */
+	if (limit)
+		vhca_srq_limit_event(rqp->srq);
 	return ret;
 }
 

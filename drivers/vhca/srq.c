@@ -153,38 +153,49 @@ bool vhca_rq_pop(struct vhca_rq *rq, struct vhca_recv_wqe *out)
  * vhca_srq_pop - take the oldest receive off an SRQ
  * @srq: the SRQ
  * @out: where it goes, with room for the SRQ's max_sge SGEs
+ * @limit_reached: out: the armed limit was crossed
  *
  * As vhca_rq_pop(); if the SRQ limit is armed and fewer receives than
- * the limit remain, disarms it and dispatches IB_EVENT_SRQ_LIMIT_REACHED
- * (with no lock held). Never sleeps.
+ * the limit remain, disarms it and says so in *@limit_reached: the caller
+ * reports it with vhca_srq_limit_event() once it holds no lock (the
+ * engine pops under the receiving QP's state lock). Never sleeps.
  *
  * Return: true, or false if the SRQ is empty.
  */
-bool vhca_srq_pop(struct vhca_srq *srq, struct vhca_recv_wqe *out)
+bool vhca_srq_pop(struct vhca_srq *srq, struct vhca_recv_wqe *out,
+		  bool *limit_reached)
 {
 	struct vhca_rq *rq = &srq->rq;
 	unsigned long flags;
-	bool fire = false;
 	bool found;
 
+	*limit_reached = false;
 	spin_lock_irqsave(&rq->lock, flags);
 	found = __vhca_rq_pop(rq, out);
 	if (found && srq->limit && rq->head - rq->tail < srq->limit) {
 		srq->limit = 0;
-		fire = true;
+		*limit_reached = true;
 	}
 	spin_unlock_irqrestore(&rq->lock, flags);
-
-	if (fire && srq->ibsrq.event_handler) {
-		struct ib_event ev = {
-			.device = srq->ibsrq.device,
-			.element.srq = &srq->ibsrq,
-			.event = IB_EVENT_SRQ_LIMIT_REACHED,
-		};
-
-		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
-	}
 	return found;
+}
+
+/**
+ * vhca_srq_limit_event - report that an SRQ fell below its armed limit
+ * @srq: the SRQ vhca_srq_pop() said so of
+ *
+ * Called with no lock held, as the handler may call verbs.
+ */
+void vhca_srq_limit_event(struct vhca_srq *srq)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
 }
 
 /**

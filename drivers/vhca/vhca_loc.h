@@ -139,8 +139,13 @@ int vhca_rq_post(struct vhca_rq *rq, const struct ib_recv_wr *wr,
 		 const struct ib_recv_wr **bad_wr);
 /* Take the oldest receive into @out (room for max_sge SGEs); false if empty. */
 bool vhca_rq_pop(struct vhca_rq *rq, struct vhca_recv_wqe *out);
-/* As vhca_rq_pop(), and fire IB_EVENT_SRQ_LIMIT_REACHED when armed. */
-bool vhca_srq_pop(struct vhca_srq *srq, struct vhca_recv_wqe *out);
+/*
+ * As vhca_rq_pop(); *@limit_reached says the armed limit was crossed (and
+ * disarmed): the caller then calls vhca_srq_limit_event() holding no lock.
+ */
+bool vhca_srq_pop(struct vhca_srq *srq, struct vhca_recv_wqe *out,
+		  bool *limit_reached);
+void vhca_srq_limit_event(struct vhca_srq *srq);
 int vhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 		    struct ib_udata *udata);
 int vhca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
