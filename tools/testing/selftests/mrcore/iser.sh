@@ -188,6 +188,15 @@ iser_suite() {
 		"[ \"\$(cat '$LIO/iscsi/$ISER_IQN/tpgt_1/np/$addr:3260/iser')\" = 1 ]"
 	t_check "$T: iscsid runs" iscsid_up
 
+	# One discovery timed out once in 20-odd runs over vhca (a cold
+	# make check, 2026-11-22; cause not found yet): a timeout is shown
+	# with the kernel log, and discovery is tried once more.
+	if ! run_for 40 iser_discover "$addr" > /tmp/iser_discover.out; then
+		echo "# $T: first discovery failed: $(tail -1 /tmp/iser_discover.out); kernel log:"
+		klog_since "$T" | tail -15 | sed 's/^/#   /'
+		iser_diag
+		echo "# $T: discovery tried a second time"
+	fi
 	if ! t_gate "$T: SendTargets discovery over iSER finds the target" \
 		run_for 40 iser_discover "$addr"; then
 		iser_diag
