@@ -206,42 +206,44 @@ static int vhca_end_move(struct vhca_end *end, u8 *buf, u64 len)
 	return vhca_range_move(end->range, buf, len, end->dir);
 }
 
+/* Walk @len bytes from @end's cursor without moving any; the cursor stays. */
+static int vhca_end_probe(const struct vhca_end *end, u64 len)
+{
+	struct vhca_end e = *end;
+	struct vhca_sgl sgl;
+	struct vhca_range r;
+
+	if (e.sgl) {
+		sgl = *e.sgl;
+		e.sgl = &sgl;
+	} else {
+		r = *e.range;
+		e.range = &r;
+	}
+	return vhca_end_move(&e, NULL, len);
+}
+
 /*
  * Copy @len bytes from @src to @dst through the bounce buffer. A message
- * larger than one buffer has both ends probed first. On failure, *@side
- * says which end refused.
+ * larger than one buffer has both ends probed first (the source only if
+ * the caller has not, @src_probed). On failure, *@side says which end
+ * refused.
  */
 static int vhca_xfer(struct vhca_dev *vdev, struct vhca_end *src,
-		     struct vhca_end *dst, u64 len, enum vhca_side *side)
+		     struct vhca_end *dst, u64 len, bool src_probed,
+		     enum vhca_side *side)
 {
 	int err = 0;
 
 	if (len > VHCA_BOUNCE_SIZE) {
-		struct vhca_sgl s_sgl, d_sgl;
-		struct vhca_range s_r, d_r;
-		struct vhca_end s = *src, d = *dst;
-
-		/* Probe on copies of the cursors. */
-		if (s.sgl) {
-			s_sgl = *s.sgl;
-			s.sgl = &s_sgl;
-		} else {
-			s_r = *s.range;
-			s.range = &s_r;
-		}
-		if (d.sgl) {
-			d_sgl = *d.sgl;
-			d.sgl = &d_sgl;
-		} else {
-			d_r = *d.range;
-			d.range = &d_r;
-		}
 		*side = VHCA_SRC;
-		err = vhca_end_move(&s, NULL, len);
-		if (err)
-			return err;
+		if (!src_probed) {
+			err = vhca_end_probe(src, len);
+			if (err)
+				return err;
+		}
 		*side = VHCA_DST;
-		err = vhca_end_move(&d, NULL, len);
+		err = vhca_end_probe(dst, len);
 		if (err)
 			return err;
 	}
@@ -511,12 +513,6 @@ static void vhca_make_grh(union rdma_network_hdr *hdr, const union ib_gid *sgid,
 	}
 }
 
-/* Scratch space for one receive WQE: the largest the queues allow. */
-struct vhca_recv_buf {
-	struct vhca_recv_wqe wqe;
-	struct ib_sge sge[VHCA_MAX_SGE];
-};
-
 /*
  * Fill the receive @rwqe of @peer's QP with the message of @qp's @wqe and
  * complete it. @hdr is the network header of a UD message, else NULL.
@@ -571,7 +567,7 @@ static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		wc.byte_len = report_len;
 	}
 
-	err = vhca_xfer(qp->vdev, &s_end, &d_end, len, &side);
+	err = vhca_xfer(qp->vdev, &s_end, &d_end, len, true, &side);
 	if (err) {
 		/*
 		 * The gather list was probed, so a source error means its
@@ -640,9 +636,9 @@ static enum vhca_verdict vhca_deliver_send(struct vhca_qp *qp,
 	bool ud = qp->ibqp.qp_type != IB_QPT_RC;
 	struct vhca_recv_buf rbuf;
 	union rdma_network_hdr hdr;
-	struct vhca_sgl probe = *src;
+	struct vhca_end s_end = { .sgl = src, .dir = VHCA_ACCESS_LOCAL_READ };
 
-	if (vhca_sgl_move(&probe, NULL, len, VHCA_ACCESS_LOCAL_READ)) {
+	if (vhca_end_probe(&s_end, len)) {
 		*status = IB_WC_LOC_PROT_ERR;
 		return VHCA_DONE;
 	}
@@ -699,83 +695,50 @@ static enum ib_wc_status vhca_remote_status(int err)
 	return err == -EINVAL ? IB_WC_REM_OP_ERR : IB_WC_REM_ACCESS_ERR;
 }
 
-static enum vhca_verdict vhca_do_write(struct vhca_qp *qp,
-				       struct vhca_send_wqe *wqe,
-				       struct vhca_peer *peer,
-				       struct vhca_sgl *src, u64 len,
-				       enum ib_wc_status *status)
+/*
+ * Move the bytes of an RDMA WRITE (@write) or READ between @local, the
+ * requester's SGEs, and the WQE's remote range on @peer. Zero bytes check
+ * only that the responder QP allows the operation, not the rkey (IBTA).
+ */
+static enum ib_wc_status vhca_rdma_move(struct vhca_qp *qp,
+					struct vhca_send_wqe *wqe,
+					struct vhca_peer *peer,
+					struct vhca_sgl *local, u64 len,
+					bool write)
 {
-	struct vhca_range dst = {
+	struct vhca_range remote = {
 		.vdev = peer->vdev,
 		.pdn = peer->qp->pdn,
 		.rkey = wqe->rdma.rkey,
 		.addr = wqe->rdma.remote_addr,
 	};
-	struct vhca_end s_end = { .sgl = src, .dir = VHCA_ACCESS_LOCAL_READ };
-	struct vhca_end d_end = { .range = &dst, .dir = VHCA_ACCESS_REMOTE_WRITE };
-	enum vhca_side side;
-	int err;
-
-	if (!vhca_peer_allows(peer, IB_ACCESS_REMOTE_WRITE)) {
-		*status = IB_WC_REM_INV_REQ_ERR;
-		return VHCA_DONE;
-	}
-
-	/*
-	 * With immediate data a receive is consumed after the data lands;
-	 * without one the responder NAKs (RNR) and the retry writes the
-	 * same bytes again, as a real retransmission would.
-	 */
-	if (len) {
-		err = vhca_xfer(qp->vdev, &s_end, &d_end, len, &side);
-		if (err) {
-			*status = side == VHCA_SRC ? IB_WC_LOC_PROT_ERR :
-						     vhca_remote_status(err);
-			return VHCA_DONE;
-		}
-	}
-
-	if (wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
-		struct vhca_sgl none;
-
-		vhca_sgl_init(&none, qp->vdev, qp->pdn, NULL, 0);
-		return vhca_deliver_send(qp, wqe, peer, &none, 0, len, status);
-	}
-	*status = IB_WC_SUCCESS;
-	return VHCA_DONE;
-}
-
-static enum vhca_verdict vhca_do_read(struct vhca_qp *qp,
-				      struct vhca_send_wqe *wqe,
-				      struct vhca_peer *peer,
-				      struct vhca_sgl *dst, u64 len,
-				      enum ib_wc_status *status)
-{
-	struct vhca_range src = {
-		.vdev = peer->vdev,
-		.pdn = peer->qp->pdn,
-		.rkey = wqe->rdma.rkey,
-		.addr = wqe->rdma.remote_addr,
+	struct vhca_end l_end = {
+		.sgl = local,
+		.dir = write ? VHCA_ACCESS_LOCAL_READ : VHCA_ACCESS_LOCAL_WRITE,
 	};
-	struct vhca_end s_end = { .range = &src, .dir = VHCA_ACCESS_REMOTE_READ };
-	struct vhca_end d_end = { .sgl = dst, .dir = VHCA_ACCESS_LOCAL_WRITE };
+	struct vhca_end r_end = {
+		.range = &remote,
+		.dir = write ? VHCA_ACCESS_REMOTE_WRITE : VHCA_ACCESS_REMOTE_READ,
+	};
 	enum vhca_side side;
 	int err;
 
-	if (!vhca_peer_allows(peer, IB_ACCESS_REMOTE_READ)) {
-		*status = IB_WC_REM_INV_REQ_ERR;
-		return VHCA_DONE;
-	}
-	if (len) {
-		err = vhca_xfer(qp->vdev, &s_end, &d_end, len, &side);
-		if (err) {
-			*status = side == VHCA_SRC ? vhca_remote_status(err) :
-						     IB_WC_LOC_PROT_ERR;
-			return VHCA_DONE;
-		}
-	}
-	*status = IB_WC_SUCCESS;
-	return VHCA_DONE;
+	if (!vhca_peer_allows(peer, write ? IB_ACCESS_REMOTE_WRITE :
+					    IB_ACCESS_REMOTE_READ))
+		return IB_WC_REM_INV_REQ_ERR;
+	if (!len)
+		return IB_WC_SUCCESS;
+
+	if (write)
+		err = vhca_xfer(qp->vdev, &l_end, &r_end, len, false, &side);
+	else
+		err = vhca_xfer(qp->vdev, &r_end, &l_end, len, false, &side);
+	if (!err)
+		return IB_WC_SUCCESS;
+	/* The local end is a WRITE's source and a READ's sink. */
+	if (side == (write ? VHCA_SRC : VHCA_DST))
+		return IB_WC_LOC_PROT_ERR;
+	return vhca_remote_status(err);
 }
 
 static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
@@ -936,11 +899,26 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 		break;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		v = vhca_do_write(qp, wqe, &peer, &sgl, len, status);
+		*status = vhca_rdma_move(qp, wqe, &peer, &sgl, len, true);
+		v = VHCA_DONE;
+		/*
+		 * With immediate data a receive is consumed after the data
+		 * lands; without one the responder NAKs (RNR) and the retry
+		 * writes the same bytes again, as a retransmission would.
+		 */
+		if (*status == IB_WC_SUCCESS &&
+		    wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+			struct vhca_sgl none;
+
+			vhca_sgl_init(&none, qp->vdev, qp->pdn, NULL, 0);
+			v = vhca_deliver_send(qp, wqe, &peer, &none, 0, len,
+					      status);
+		}
 		*byte_len = len;
 		break;
 	case IB_WR_RDMA_READ:
-		v = vhca_do_read(qp, wqe, &peer, &sgl, len, status);
+		*status = vhca_rdma_move(qp, wqe, &peer, &sgl, len, false);
+		v = VHCA_DONE;
 		*byte_len = len;
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:

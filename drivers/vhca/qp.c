@@ -451,9 +451,7 @@ static void vhca_qp_event(struct vhca_qp *qp, enum ib_event_type type)
  */
 void vhca_qp_flush_rq(struct vhca_qp *qp)
 {
-	u64 buf[(sizeof(struct vhca_recv_wqe) +
-		 VHCA_MAX_SGE * sizeof(struct ib_sge)) / sizeof(u64)];
-	struct vhca_recv_wqe *wqe = (struct vhca_recv_wqe *)buf;
+	struct vhca_recv_buf rbuf;
 	struct ib_wc wc = {
 		.status = IB_WC_WR_FLUSH_ERR,
 		.opcode = IB_WC_RECV,
@@ -464,8 +462,8 @@ void vhca_qp_flush_rq(struct vhca_qp *qp)
 	if (qp->srq)
 		return;
 
-	while (vhca_rq_pop(&qp->rq, wqe)) {
-		wc.wr_id = wqe->wr_id;
+	while (vhca_rq_pop(&qp->rq, &rbuf.wqe)) {
+		wc.wr_id = rbuf.wqe.wr_id;
 		vhca_cq_post(qp->rcq, &wc, false);
 	}
 }

@@ -195,6 +195,12 @@ struct vhca_recv_wqe {
 	struct ib_sge sge[];
 };
 
+/* Room for one receive taken off a queue: the most SGEs any queue allows. */
+struct vhca_recv_buf {
+	struct vhca_recv_wqe wqe;
+	struct ib_sge sge[VHCA_MAX_SGE];
+};
+
 /**
  * struct vhca_rq - a receive queue (a QP's own, or an SRQ's)
  * @lock: protects everything below; irqsave
