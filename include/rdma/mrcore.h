@@ -122,6 +122,8 @@ enum mrc_access_mode {
  * @length: bytes covered; U64_MAX means "all addresses" (PA mode)
  * @xlt_offset: byte offset of the first MTT/KLM entry in the translation area
  * @xlt_entries: number of MTT/KLM entries
+ * @qpn: a type 2 memory window's QP: remote accesses through the key are
+ *	allowed only on the QP with this number; 0 for every other key
  *
  * The backend encodes this into its own device-memory layout.
  */
@@ -136,6 +138,7 @@ struct mrc_mkey_ctx {
 	u64 length;
 	u64 xlt_offset;
 	u32 xlt_entries;
+	u32 qpn;
 };
 
 /**

@@ -62,7 +62,7 @@
 #include <rdma/mrcore.h>
 #include <rdma/vhca.h>
 
-#include "mrcore_test_uapi.h"
+#include "mrcore_test.h"
 
 /* Bytes handed to the walker per call; it does not yield within one. */
 #define MRCT_XFER_CHUNK		SZ_1M
@@ -82,22 +82,6 @@
 /* After an error completion: how long to wait for the QP to reach ERR. */
 #define MRCT_QP_ERR_WAIT_MS	1000
 
-/**
- * struct mrct_pair - a loopback RC pair: QP A (0) and QP B (1)
- * @cq: CQ of each QP, for its sends and its receives
- * @qp: the QPs; qp[i]'s peer is qp[1 - i]
- * @next_wr_id: wr_id of the next send (receives: with MRCT_RECV_WRID)
- * @wedged: a wait timed out: a late completion may still come, so the
- *	pair takes no more work
- *
- * Owned by its context and used under the context's lock.
- */
-struct mrct_pair {
-	struct ib_cq *cq[2];
-	struct ib_qp *qp[2];
-	u64 next_wr_id;
-	bool wedged;
-};
 
 /* Where a pair's QPs send to: their own port's RoCE v2 IPv4 GID. */
 struct mrct_path {
@@ -107,39 +91,18 @@ struct mrct_path {
 	u8 dmac[ETH_ALEN];
 };
 
-/**
- * struct mrct_ctx - the state of one open file
- * @node: entry in mrct_ctxs
- * @lock: serialises the calls on this context and device removal
- * @ibdev: bound device with a reference held, or NULL
- * @is_vhca: @ibdev is a vhca device: the device-side calls may be used
- * @pd: PDs allocated on @ibdev, indexed by the UAPI's PD index
- * @mrs: handle -> struct ib_mr
- * @next_handle: allocation cursor for @mrs
- * @nr_mrs: entries in @mrs
- * @pairs: handle -> struct mrct_pair
- * @next_pair: allocation cursor for @pairs
- * @nr_pairs: entries in @pairs
- */
-struct mrct_ctx {
-	struct list_head node;
-	struct mutex lock;	/* protects the fields below */
-	struct ib_device *ibdev;
-	bool is_vhca;
-	struct ib_pd *pd[MRCT_NUM_PDS];
-	struct xarray mrs;
-	u32 next_handle;
-	u32 nr_mrs;
-	struct xarray pairs;
-	u32 next_pair;
-	u32 nr_pairs;
-};
 
 /* Taken before any context's lock. */
 static DEFINE_MUTEX(mrct_lock);	/* protects mrct_ctxs, our client data */
 static LIST_HEAD(mrct_ctxs);
 
 static struct ib_client mrct_client;
+
+static const struct mrct_ext *const mrct_exts[MRCT_NUM_EXTS] = {
+	[MRCT_EXT_FRWR] = &mrct_frwr_ext,
+	[MRCT_EXT_FMR] = &mrct_fmr_ext,
+	[MRCT_EXT_MW] = &mrct_mw_ext,
+};
 
 /*
  * vhca registers its ib_device on a platform device of its own name. The
@@ -175,7 +138,10 @@ static void mrct_unbind(struct mrct_ctx *ctx)
 	int i, err;
 
 	lockdep_assert_held(&ctx->lock);
-	/* QPs first: they hold their PD, and WRs may name the MRs. */
+	/* The feature files' objects (windows, FMRs) name MRs and PDs. */
+	for (i = 0; i < MRCT_NUM_EXTS; i++)
+		mrct_exts[i]->unbind(ctx);
+	/* QPs next: they hold their PD, and WRs may name the MRs. */
 	xa_for_each(&ctx->pairs, handle, pair) {
 		xa_erase(&ctx->pairs, handle);
 		mrct_pair_free(ctx, pair);
@@ -875,7 +841,7 @@ out_unlock:
 }
 
 /* A pair of the context, ready for work, or an ERR_PTR. */
-static struct mrct_pair *mrct_pair_get(struct mrct_ctx *ctx, u32 handle)
+struct mrct_pair *mrct_pair_get(struct mrct_ctx *ctx, u32 handle)
 {
 	struct mrct_pair *pair;
 
@@ -890,7 +856,7 @@ static struct mrct_pair *mrct_pair_get(struct mrct_ctx *ctx, u32 handle)
 	return pair;
 }
 
-static u32 mrct_bad_wr(const void *bad, const void *wr)
+u32 mrct_bad_wr(const void *bad, const void *wr)
 {
 	if (!bad)
 		return MRCT_BAD_WR_NULL;
@@ -903,8 +869,8 @@ static u32 mrct_bad_wr(const void *bad, const void *wr)
  * are dropped. The wait ends after MRCT_QP_WAIT_MS, on a fatal signal, or
  * when the device's removal has begun (it waits for our lock).
  */
-static int mrct_wait_wc(struct mrct_ctx *ctx, struct ib_cq *cq, u64 wr_id,
-			bool recv, struct ib_wc *wc)
+int mrct_wait_wc(struct mrct_ctx *ctx, struct ib_cq *cq, u64 wr_id,
+		 bool recv, struct ib_wc *wc)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(MRCT_QP_WAIT_MS);
 	int n;
@@ -929,7 +895,7 @@ static int mrct_wait_wc(struct mrct_ctx *ctx, struct ib_cq *cq, u64 wr_id,
 	}
 }
 
-static u32 mrct_qp_state(struct ib_qp *qp)
+u32 mrct_qp_state(struct ib_qp *qp)
 {
 	struct ib_qp_init_attr init;
 	struct ib_qp_attr attr;
@@ -943,7 +909,7 @@ static u32 mrct_qp_state(struct ib_qp *qp)
  * After an error completion the QP is in ERR (IBTA 10.3.1); a driver may
  * post the completion just before it moves the QP, so give it a moment.
  */
-static u32 mrct_qp_state_after_error(struct ib_qp *qp)
+u32 mrct_qp_state_after_error(struct ib_qp *qp)
 {
 	unsigned long deadline = jiffies +
 				 msecs_to_jiffies(MRCT_QP_ERR_WAIT_MS);
@@ -1456,6 +1422,8 @@ static long mrct_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct mrct_ctx *ctx = filp->private_data;
 	void __user *uarg = (void __user *)arg;
+	long ret;
+	int i;
 
 	switch (cmd) {
 	case MRCT_SET_DEVICE:
@@ -1485,8 +1453,15 @@ static long mrct_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	case MRCT_BENCH_WRITE:
 		return mrct_bench_write(ctx, uarg);
 	default:
-		return -ENOTTY;
+		break;
 	}
+
+	for (i = 0; i < MRCT_NUM_EXTS; i++) {
+		ret = mrct_exts[i]->ioctl(ctx, cmd, uarg);
+		if (ret != -ENOTTY)
+			return ret;
+	}
+	return -ENOTTY;
 }
 
 static int mrct_open(struct inode *inode, struct file *filp)

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mrcore_test: what the module's files share.
+ *
+ * mrcore_test.c owns the file, the device binding, MRs and QP pairs. The
+ * feature files (mrcore_test_frwr.c, mrcore_test_fmr.c, mrcore_test_mw.c)
+ * each add ioctls through a struct mrct_ext: the main ioctl hands them
+ * every command it does not know, and unbinding a device lets each free
+ * what it made on it before the pairs, MRs and PDs go.
+ */
+#ifndef _MRCORE_TEST_H
+#define _MRCORE_TEST_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+
+#include "mrcore_test_uapi.h"
+
+/**
+ * struct mrct_pair - a loopback RC pair: QP A (0) and QP B (1)
+ * @cq: CQ of each QP, for its sends and its receives
+ * @qp: the QPs; qp[i]'s peer is qp[1 - i]
+ * @next_wr_id: wr_id of the next send (receives: with MRCT_RECV_WRID)
+ * @wedged: a wait timed out: a late completion may still come, so the
+ *	pair takes no more work
+ *
+ * Owned by its context and used under the context's lock.
+ */
+struct mrct_pair {
+	struct ib_cq *cq[2];
+	struct ib_qp *qp[2];
+	u64 next_wr_id;
+	bool wedged;
+};
+
+/* Feature files (enum index into mrct_ctx.ext[]). */
+enum mrct_ext_id {
+	MRCT_EXT_FRWR,
+	MRCT_EXT_FMR,
+	MRCT_EXT_MW,
+	MRCT_NUM_EXTS
+};
+
+/**
+ * struct mrct_ctx - the state of one open file
+ * @node: entry in mrct_ctxs
+ * @lock: serialises the calls on this context and device removal
+ * @ibdev: bound device with a reference held, or NULL
+ * @is_vhca: @ibdev is a vhca device: the device-side calls may be used
+ * @pd: PDs allocated on @ibdev, indexed by the UAPI's PD index
+ * @mrs: handle -> struct ib_mr
+ * @next_handle: allocation cursor for @mrs
+ * @nr_mrs: entries in @mrs
+ * @pairs: handle -> struct mrct_pair
+ * @next_pair: allocation cursor for @pairs
+ * @nr_pairs: entries in @pairs
+ * @ext: per feature file, its own state on the bound device (or NULL);
+ *	used and freed by that file only, under @lock
+ */
+struct mrct_ctx {
+	struct list_head node;
+	struct mutex lock;	/* protects the fields below */
+	struct ib_device *ibdev;
+	bool is_vhca;
+	struct ib_pd *pd[MRCT_NUM_PDS];
+	struct xarray mrs;
+	u32 next_handle;
+	u32 nr_mrs;
+	struct xarray pairs;
+	u32 next_pair;
+	u32 nr_pairs;
+	void *ext[MRCT_NUM_EXTS];
+};
+
+/**
+ * struct mrct_ext - a feature file's hooks
+ * @ioctl: handle @cmd, or return -ENOTTY if it is not the file's; called
+ *	without @ctx->lock (take it around anything that uses the device)
+ * @unbind: free everything made on @ctx->ibdev and clear @ctx->ext[id];
+ *	called under @ctx->lock, before the pairs, MRs and PDs are freed
+ */
+struct mrct_ext {
+	long (*ioctl)(struct mrct_ctx *ctx, unsigned int cmd,
+		      void __user *uarg);
+	void (*unbind)(struct mrct_ctx *ctx);
+};
+
+extern const struct mrct_ext mrct_frwr_ext;
+extern const struct mrct_ext mrct_fmr_ext;
+extern const struct mrct_ext mrct_mw_ext;
+
+/* mrcore_test.c: for the feature files, all under @ctx->lock. */
+struct mrct_pair *mrct_pair_get(struct mrct_ctx *ctx, u32 handle);
+int mrct_wait_wc(struct mrct_ctx *ctx, struct ib_cq *cq, u64 wr_id,
+		 bool recv, struct ib_wc *wc);
+u32 mrct_qp_state(struct ib_qp *qp);
+u32 mrct_qp_state_after_error(struct ib_qp *qp);
+u32 mrct_bad_wr(const void *bad, const void *wr);
+
+#endif /* _MRCORE_TEST_H */
