@@ -97,6 +97,8 @@ static const char * const mrc_mr_type_names[MRC_MR_NUM_TYPES] = {
 	[MRC_MR_SG] = "sg",
 	[MRC_MR_USER] = "user",
 	[MRC_MR_FAST_REG] = "fast_reg",
+	[MRC_MR_FMR] = "fmr",
+	[MRC_MR_INDIRECT] = "indirect",
 };
 
 static void mrc_stats_show_mrs(struct seq_file *s, struct mrc_device *mdev)

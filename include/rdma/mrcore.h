@@ -198,6 +198,8 @@ enum mrc_mr_type {
 	MRC_MR_SG,		/* caller's DMA-mapped sg_table */
 	MRC_MR_USER,		/* pinned and DMA-mapped user memory */
 	MRC_MR_FAST_REG,	/* fast registration: FREE until a REG_MR */
+	MRC_MR_FMR,		/* FMR: mapped and unmapped by CPU calls */
+	MRC_MR_INDIRECT,	/* KLM entries naming other keys */
 	MRC_MR_NUM_TYPES	/* keep me last */
 };
 
@@ -502,5 +504,70 @@ int mrc_frmr_exec_reg(struct mrc_mr *mr, u32 key, u64 iova, u64 length,
 		      unsigned int page_shift, const u64 *dma_pages,
 		      u32 npages, u32 access);
 int mrc_frmr_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key);
+
+/*
+ * Fast registration with gaps (IB_MR_TYPE_SG_GAPS): a KLM-mode fast-reg
+ * MR whose REG_MR carries a list of DMA ranges of any length and
+ * alignment, each written as one KLM entry {bcount, local DMA key, addr}.
+ * mrc_frmr_exec_reg() refuses a KLM-mode MR and mrc_frmr_exec_reg_klm()
+ * an MTT-mode one (-EINVAL). mrc_dealloc_frmr() and the invalidations
+ * serve both.
+ */
+struct mrc_mr *mrc_alloc_frmr_sg_gaps(struct mrc_pd *pd, u32 max_entries);
+int mrc_frmr_exec_reg_klm(struct mrc_mr *mr, u32 key, u64 iova,
+			  const struct mrc_phys_buf *bufs, u32 nbufs,
+			  u32 access);
+
+/*
+ * Invalidation as the device executes it (LOCAL_INV, Send with
+ * Invalidate): the key of a fast-reg MR (as mrc_frmr_exec_inv()) or of a
+ * type 2 memory window; anything else fails (a type 1 window: -EINVAL).
+ */
+int mrc_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key);
+
+/*
+ * Memory windows (IBA 10.6.7): type 1 bound by mrc_bind_mw(), type 2 (2B:
+ * bound to one QP) bound by the engine executing a Bind MW work request
+ * with mrc_mw_exec_bind(). A bound window's context is a KLM-mode key
+ * over the MR's key, so every access through it is walked through the
+ * MR's context and table; a type 2 window's context carries its QP.
+ */
+enum mrc_mw_type {
+	MRC_MW_TYPE_1 = 1,	/* the IB_MW_TYPE_* values */
+	MRC_MW_TYPE_2 = 2,
+};
+
+struct mrc_mw;
+
+struct mrc_mw *mrc_alloc_mw(struct mrc_pd *pd, enum mrc_mw_type type);
+int mrc_dealloc_mw(struct mrc_mw *mw);
+u32 mrc_mw_rkey(const struct mrc_mw *mw);
+int mrc_bind_mw(struct mrc_mw *mw, struct mrc_mr *mr, u64 addr, u64 length,
+		u32 access);
+int mrc_mw_exec_bind(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 mw_key,
+		     u32 mr_key, u64 addr, u64 length, u32 access);
+
+/*
+ * Indirect keys (the UMR/KLM model): one key over a list of ranges of
+ * other keys of the same PD, laid end to end from @iova. A named key may
+ * itself be indirect, to a nesting depth of MRC_INDIRECT_MAX_DEPTH.
+ */
+#define MRC_INDIRECT_MAX_DEPTH	3
+
+/**
+ * struct mrc_key_range - one piece of an indirect key
+ * @key: an MR's key (lkey) of the same PD
+ * @addr: first address of the piece, in @key's address space
+ * @length: bytes, not 0
+ */
+struct mrc_key_range {
+	u32 key;
+	u64 addr;
+	u64 length;
+};
+
+struct mrc_mr *mrc_reg_indirect(struct mrc_pd *pd,
+				const struct mrc_key_range *ranges,
+				unsigned int nranges, u64 iova, u32 access);
 
 #endif /* _RDMA_MRCORE_H */

@@ -69,4 +69,12 @@ int vhca_mkey_info(struct ib_device *ibdev, u32 key, u8 *page_shift,
 /* The PD number behind an ib_pd of a vhca device; 0 for any other PD. */
 u32 vhca_pd_pdn(struct ib_pd *ibpd);
 
+struct ib_mr;
+struct mrc_pd;
+struct mrc_mr;
+
+/* mrcore's PD / MR behind a vhca ib_pd / ib_mr; NULL for other devices. */
+struct mrc_pd *vhca_pd_mrc(struct ib_pd *ibpd);
+struct mrc_mr *vhca_mr_mrc(struct ib_mr *ibmr);
+
 #endif /* _RDMA_VHCA_H */
