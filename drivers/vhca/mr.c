@@ -24,6 +24,8 @@ static const char *const vhca_mr_kind_names[] = {
 	[MRC_MR_SG] = "sg",
 	[MRC_MR_USER] = "user",
 	[MRC_MR_FAST_REG] = "fast_reg",
+	[MRC_MR_FMR] = "fmr",
+	[MRC_MR_INDIRECT] = "indirect",
 };
 
 static_assert(ARRAY_SIZE(vhca_mr_kind_names) == MRC_MR_NUM_TYPES);
