@@ -58,7 +58,7 @@ static int vhca_mkeys_seq_show(struct seq_file *m, void *v)
 	struct mrc_mkey_ctx ctx;
 
 	if (v == SEQ_START_TOKEN) {
-		seq_puts(m, "index    key        state   mode pdn      access     iova               length             xlt_offset         xlt_entries\n");
+		seq_puts(m, "index    key        state   mode pdn      access     iova               length             xlt_offset         xlt_entries qpn\n");
 		return 0;
 	}
 
@@ -66,12 +66,12 @@ static int vhca_mkeys_seq_show(struct seq_file *m, void *v)
 	    ctx.state == MRC_MKEY_INVALID)
 		return SEQ_SKIP;
 
-	seq_printf(m, "%-8u 0x%08x %-7s %-4s %-8u 0x%08x 0x%016llx 0x%016llx 0x%016llx %u\n",
+	seq_printf(m, "%-8u 0x%08x %-7s %-4s %-8u 0x%08x 0x%016llx 0x%016llx 0x%016llx %-11u %u\n",
 		   (u32)*(loff_t *)v, ctx.key,
 		   vhca_mkey_state_name(ctx.state),
 		   vhca_access_mode_name(ctx.access_mode),
 		   ctx.pdn, ctx.access, ctx.iova, ctx.length, ctx.xlt_offset,
-		   ctx.xlt_entries);
+		   ctx.xlt_entries, ctx.qpn);
 	return 0;
 }
 

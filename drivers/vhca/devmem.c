@@ -98,6 +98,7 @@ static void vhca_mkc_write_fields(void __iomem *slot,
 	writeq(ctx->length, slot + VHCA_MKC_LENGTH);
 	writeq(ctx->xlt_offset, slot + VHCA_MKC_XLT_OFFSET);
 	writel(ctx->xlt_entries, slot + VHCA_MKC_XLT_ENTRIES);
+	writel(ctx->qpn, slot + VHCA_MKC_QPN);
 	memset_io(slot + VHCA_MKC_RSVD1, 0, VHCA_MKC_SIZE - VHCA_MKC_RSVD1);
 }
 
@@ -242,6 +243,7 @@ int vhca_read_mkey(struct vhca_dev *vdev, u32 index, struct mrc_mkey_ctx *out)
 	out->length = readq(slot + VHCA_MKC_LENGTH);
 	out->xlt_offset = readq(slot + VHCA_MKC_XLT_OFFSET);
 	out->xlt_entries = readl(slot + VHCA_MKC_XLT_ENTRIES);
+	out->qpn = readl(slot + VHCA_MKC_QPN);
 	return 0;
 }
 

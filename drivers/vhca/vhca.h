@@ -66,7 +66,8 @@
 #define VHCA_MKC_LENGTH		0x18	/* u64: bytes covered */
 #define VHCA_MKC_XLT_OFFSET	0x20	/* u64: byte offset of first entry */
 #define VHCA_MKC_XLT_ENTRIES	0x28	/* u32: MTT/KLM entry count */
-#define VHCA_MKC_RSVD1		0x2c	/* to the end of the slot: zero */
+#define VHCA_MKC_QPN		0x2c	/* u32: a type 2 window's QP, or 0 */
+#define VHCA_MKC_RSVD1		0x30	/* to the end of the slot: zero */
 
 /*
  * The walker follows a KLM entry into the key it names, and that key's
