@@ -12,8 +12,9 @@
  *
  * Every byte moves through the walker (walker.c): a local SGE is resolved
  * through its lkey with the requester QP's PD, a remote range through its
- * rkey with the responder QP's PD, both by reading the mkey contexts and
- * MTT/KLM entries in device memory. Data is staged through a per-CPU
+ * rkey with the responder QP's PD and number (a type 2 memory window
+ * serves its own QP only), both by reading the mkey contexts and MTT/KLM
+ * entries in device memory. Data is staged through a per-CPU
  * bounce buffer of VHCA_BOUNCE_SIZE bytes: a message that fits is read in
  * whole before anything is written, and a larger one has both sides
  * probed (walked without moving bytes) first, so a protection error is
@@ -81,6 +82,7 @@ static const u32 vhca_rnr_usecs[32] = {
  * struct vhca_sgl - a cursor over a gather or scatter list
  * @vdev: device the keys belong to
  * @pdn: PD the keys are checked against
+ * @qpn: number of the QP whose list it is
  * @sge: the list, or NULL for inline data
  * @inline_data: inline bytes (gather only), when @sge is NULL
  * @num: entries of @sge, or bytes of @inline_data
@@ -90,6 +92,7 @@ static const u32 vhca_rnr_usecs[32] = {
 struct vhca_sgl {
 	struct vhca_dev *vdev;
 	u32 pdn;
+	u32 qpn;
 	const struct ib_sge *sge;
 	const u8 *inline_data;
 	u32 num;
@@ -97,12 +100,14 @@ struct vhca_sgl {
 	u64 off;
 };
 
-static void vhca_sgl_init(struct vhca_sgl *sgl, struct vhca_dev *vdev,
-			  u32 pdn, const struct ib_sge *sge, u32 num)
+/* A cursor over @qp's list @sge: its keys are checked against @qp's PD. */
+static void vhca_sgl_init(struct vhca_sgl *sgl, struct vhca_qp *qp,
+			  const struct ib_sge *sge, u32 num)
 {
 	*sgl = (struct vhca_sgl) {
-		.vdev = vdev,
-		.pdn = pdn,
+		.vdev = qp->vdev,
+		.pdn = qp->pdn,
+		.qpn = qp->ibqp.qp_num,
 		.sge = sge,
 		.num = num,
 	};
@@ -144,8 +149,9 @@ static int vhca_sgl_move(struct vhca_sgl *sgl, u8 *buf, u64 len,
 		sge = &sgl->sge[sgl->idx];
 		n = min_t(u64, len, sge->length - sgl->off);
 		if (n) {
-			err = vhca_access(sgl->vdev, sgl->pdn, sge->lkey,
-					  sge->addr + sgl->off, buf, n, dir);
+			err = vhca_access(sgl->vdev, sgl->pdn, sgl->qpn,
+					  sge->lkey, sge->addr + sgl->off, buf,
+					  n, dir);
 			if (err)
 				return err;
 		}
@@ -165,12 +171,14 @@ static int vhca_sgl_move(struct vhca_sgl *sgl, u8 *buf, u64 len,
  * struct vhca_range - a remote range, as a cursor
  * @vdev: the responder's device
  * @pdn: the responder QP's PD
+ * @qpn: the responder QP's number (a type 2 window's QP must match it)
  * @rkey: the rkey
  * @addr: next address
  */
 struct vhca_range {
 	struct vhca_dev *vdev;
 	u32 pdn;
+	u32 qpn;
 	u32 rkey;
 	u64 addr;
 };
@@ -180,7 +188,8 @@ static int vhca_range_move(struct vhca_range *r, u8 *buf, u64 len,
 {
 	int err;
 
-	err = vhca_access(r->vdev, r->pdn, r->rkey, r->addr, buf, len, dir);
+	err = vhca_access(r->vdev, r->pdn, r->qpn, r->rkey, r->addr, buf, len,
+			  dir);
 	if (!err)
 		r->addr += len;
 	return err;
@@ -535,7 +544,7 @@ static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	u64 room;
 	int err;
 
-	vhca_sgl_init(&dst, peer->vdev, rqp->pdn, rwqe->sge, rwqe->num_sge);
+	vhca_sgl_init(&dst, rqp, rwqe->sge, rwqe->num_sge);
 	room = vhca_sge_bytes(rwqe->sge, rwqe->num_sge);
 
 	if (ud) {
@@ -709,6 +718,7 @@ static enum ib_wc_status vhca_rdma_move(struct vhca_qp *qp,
 	struct vhca_range remote = {
 		.vdev = peer->vdev,
 		.pdn = peer->qp->pdn,
+		.qpn = peer->qp->ibqp.qp_num,
 		.rkey = wqe->rdma.rkey,
 		.addr = wqe->rdma.remote_addr,
 	};
@@ -749,6 +759,7 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 {
 	struct vhca_dev *rdev = peer->vdev;
 	u32 rpdn = peer->qp->pdn;
+	u32 rqpn = peer->qp->ibqp.qp_num;
 	u64 addr = wqe->atomic.remote_addr;
 	u32 rkey = wqe->atomic.rkey;
 	struct vhca_sgl probe;
@@ -772,7 +783,7 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 	}
 
 	spin_lock_bh(&rdev->atomic_lock);
-	err = vhca_access(rdev, rpdn, rkey, addr, &orig, sizeof(orig),
+	err = vhca_access(rdev, rpdn, rqpn, rkey, addr, &orig, sizeof(orig),
 			  VHCA_ACCESS_ATOMIC_READ);
 	if (!err) {
 		if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP)
@@ -781,8 +792,9 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 		else
 			val = orig + wqe->atomic.compare_add;
 		if (val != orig || wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
-			err = vhca_access(rdev, rpdn, rkey, addr, &val,
-					  sizeof(val), VHCA_ACCESS_ATOMIC_WRITE);
+			err = vhca_access(rdev, rpdn, rqpn, rkey, addr, &val,
+					  sizeof(val),
+					  VHCA_ACCESS_ATOMIC_WRITE);
 	}
 	spin_unlock_bh(&rdev->atomic_lock);
 	if (err) {
@@ -852,11 +864,11 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 	}
 
 	if (wqe->send_flags & IB_SEND_INLINE) {
-		vhca_sgl_init(&sgl, qp->vdev, qp->pdn, NULL, wqe->inline_len);
+		vhca_sgl_init(&sgl, qp, NULL, wqe->inline_len);
 		sgl.inline_data = wqe->inline_data;
 		len = wqe->inline_len;
 	} else {
-		vhca_sgl_init(&sgl, qp->vdev, qp->pdn, wqe->sge, wqe->num_sge);
+		vhca_sgl_init(&sgl, qp, wqe->sge, wqe->num_sge);
 		len = vhca_sge_bytes(wqe->sge, wqe->num_sge);
 	}
 	if (len > VHCA_MAX_MSG_SIZE ||
@@ -910,7 +922,7 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 		    wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
 			struct vhca_sgl none;
 
-			vhca_sgl_init(&none, qp->vdev, qp->pdn, NULL, 0);
+			vhca_sgl_init(&none, qp, NULL, 0);
 			v = vhca_deliver_send(qp, wqe, &peer, &none, 0, len,
 					      status);
 		}

@@ -71,11 +71,12 @@
 
 /*
  * The walker follows a KLM entry into the key it names, and that key's
- * translation into the next one, at most this many levels deep. Today a
- * KLM entry may only name the local DMA key (a PA-mode leaf), so walks
- * are two levels: the MR's key, then the local DMA key.
+ * translation into the next one, at most this many keys deep (the key
+ * the requester named included): a memory window, MRC_INDIRECT_MAX_DEPTH
+ * levels of indirect keys, the MR they end in, and the local DMA key
+ * under a KLM-mode (SG_GAPS) MR. A deeper walk fails -EINVAL.
  */
-#define VHCA_WALK_MAX_DEPTH	4
+#define VHCA_WALK_MAX_DEPTH	(1 + MRC_INDIRECT_MAX_DEPTH + 1 + 1)
 
 /**
  * struct vhca_devmem - the device memory region

@@ -170,7 +170,7 @@ void vhca_walker_fini(struct vhca_dev *vdev);
 int vhca_mkey_get(struct vhca_dev *vdev, u32 key, struct mrc_mkey_ctx *ctx);
 void vhca_mkey_put(struct vhca_dev *vdev, u32 key);
 void vhca_mkey_drain(struct vhca_dev *vdev, u32 index);
-int vhca_access(struct vhca_dev *vdev, u32 pdn, u32 key, u64 iova, void *buf,
-		size_t len, enum vhca_access_dir dir);
+int vhca_access(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key, u64 iova,
+		void *buf, size_t len, enum vhca_access_dir dir);
 
 #endif /* _VHCA_LOC_H */

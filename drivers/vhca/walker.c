@@ -19,16 +19,32 @@
  *     LOCAL_WRITE, remote reads REMOTE_READ, remote writes REMOTE_WRITE;
  *     a context of MRC_PDN_ANY (the local DMA key) serves local access
  *     only; else -EPERM;
- *  4. a zero-length access stops here;
- *  5. range: [iova, iova + len) does not wrap and lies inside [ctx.iova,
+ *  4. QP: a context bound to a QP (a type 2 window, ctx.qpn != 0) admits
+ *     a remote access only on that QP (the responder's number; 0, "no
+ *     QP", matches none), else -EPERM;
+ *  5. a zero-length access stops here;
+ *  6. range: [iova, iova + len) does not wrap and lies inside [ctx.iova,
  *     ctx.iova + ctx.length), else -ERANGE;
- *  6. translation, by access mode: PA (the iova is the DMA address), MTT
+ *  7. translation, by access mode: PA (the iova is the DMA address), MTT
  *     or KLM; malformed tables give -EINVAL, an entry without the R/W bit
  *     the access needs gives -EFAULT;
- *  7. bytes: each DMA address becomes a physical address with
+ *  8. bytes: each DMA address becomes a physical address with
  *     dma_to_phys(), as vhca's DMA is dma-direct (with swiotlb, the bytes
  *     are the bounce buffer's, as for any device); a page frame without
  *     a struct page gives -EFAULT.
+ *
+ * Nesting: a KLM entry names a key, and that key is walked one level
+ * deeper with rules 1 (its own VALID context, exact variant: -ENOKEY), 4
+ * and 6-8 (its own address space; a write still needs the W bit of its
+ * MTT entries). In place of rules 2 and 3 a nested key must be of the PD
+ * of the context that named it, or be the local DMA key, whose PA
+ * context makes the entry's address a DMA address (-EPERM). Rights are
+ * the named key's alone: a window grants its own, and the MR beneath
+ * needs none of them (mrcore checked MW_BIND when it bound the window).
+ * A walk goes at most VHCA_WALK_MAX_DEPTH keys deep, the key the
+ * requester named included; a deeper one fails -EINVAL, so the
+ * recursion is bounded whatever device memory holds (a KLM entry naming
+ * its own key included).
  *
  * Drain: every slot has a count of walkers inside it. A walker raises the
  * count before it reads the state and drops it after its last byte, and
@@ -52,22 +68,35 @@
 
 #include "vhca_loc.h"
 
+/*
+ * The levels of the deepest walk: a memory window, the indirect keys
+ * beneath it, the MR they end in, and the local DMA key under a KLM-mode
+ * MR (SG_GAPS). Each level holds a context on the stack, so the bound is
+ * also the walk's stack budget.
+ */
+static_assert(VHCA_WALK_MAX_DEPTH >= 1 + MRC_INDIRECT_MAX_DEPTH + 1 + 1,
+	      "a window over the deepest indirect key must be walkable");
+static_assert(VHCA_WALK_MAX_DEPTH <= 8, "the walk recurses once per level");
+
 /**
  * struct vhca_walk - one access in progress
  * @vdev: the device
  * @pdn: PD number of the requester
+ * @qpn: number of the QP the access is made on (the responder's for a
+ *	remote access), or 0 for none
  * @dir: direction and rights of the access
  * @buf: the next byte of the caller's buffer to fill or drain
  */
 struct vhca_walk {
 	struct vhca_dev *vdev;
 	u32 pdn;
+	u32 qpn;
 	enum vhca_access_dir dir;
 	u8 *buf;
 };
 
 static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
-			 unsigned int depth);
+			 const struct mrc_mkey_ctx *parent, unsigned int depth);
 
 static bool vhca_dir_writes(enum vhca_access_dir dir)
 {
@@ -265,28 +294,21 @@ static int vhca_walk_mtt(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
 }
 
 /*
- * Which keys a KLM entry may name. For now only the local DMA key, whose
- * PA context makes the entry's address a DMA address. Nested keys (an
- * indirect key built from other MRs) will be let in here; the walk below
- * already recurses with a depth limit, and a nested key's PD and rights
- * will be checked against the outer access when they are.
+ * Bytes [@off, @off + @len) of one KLM entry of @ctx, through the key the
+ * entry names: the local DMA key (the address is a DMA address) or
+ * another key of @ctx's PD, walked by the nested-key rules.
  */
-static bool vhca_klm_key_allowed(struct vhca_walk *w, u32 key)
-{
-	return key == w->vdev->rsvd_lkey;
-}
-
-/* Bytes [@off, @off + @len) of one KLM entry, through the key it names. */
-static int vhca_walk_klm_entry(struct vhca_walk *w, void __iomem *klm,
-			       u64 off, u64 len, unsigned int depth)
+static int vhca_walk_klm_entry(struct vhca_walk *w,
+			       const struct mrc_mkey_ctx *ctx,
+			       void __iomem *klm, u64 off, u64 len,
+			       unsigned int depth)
 {
 	u32 key = readl(klm + offsetof(struct mrc_klm, key));
 	u64 addr = readq(klm + offsetof(struct mrc_klm, addr));
 
-	if (!vhca_klm_key_allowed(w, key) ||
-	    check_add_overflow(addr, off, &addr))
+	if (check_add_overflow(addr, off, &addr))
 		return -EINVAL;
-	return vhca_walk_key(w, key, addr, len, depth + 1);
+	return vhca_walk_key(w, key, addr, len, ctx, depth + 1);
 }
 
 /*
@@ -322,7 +344,7 @@ static int vhca_walk_klm(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
 		}
 
 		n = min_t(u64, len, bcount - off);
-		err = vhca_walk_klm_entry(w, klm, off, n, depth);
+		err = vhca_walk_klm_entry(w, ctx, klm, off, n, depth);
 		if (err)
 			return err;
 		len -= n;
@@ -352,6 +374,30 @@ static int vhca_check_rights(const struct vhca_walk *w,
 	return (ctx->access & right) == right ? 0 : -EPERM;
 }
 
+/*
+ * A key a KLM entry of @parent names: the local DMA key, or a key of
+ * @parent's PD (never MRC_PDN_ANY: only the local DMA key has it).
+ */
+static int vhca_check_nested(const struct vhca_walk *w, u32 key,
+			     const struct mrc_mkey_ctx *ctx,
+			     const struct mrc_mkey_ctx *parent)
+{
+	if (key == w->vdev->rsvd_lkey)
+		return 0;
+	if (ctx->pdn == MRC_PDN_ANY || ctx->pdn != parent->pdn)
+		return -EPERM;
+	return 0;
+}
+
+/* A type 2 window serves remote accesses on its own QP only. */
+static int vhca_check_qp(const struct vhca_walk *w,
+			 const struct mrc_mkey_ctx *ctx)
+{
+	if (ctx->qpn && vhca_dir_remote(w->dir) && ctx->qpn != w->qpn)
+		return -EPERM;
+	return 0;
+}
+
 static int vhca_check_range(const struct mrc_mkey_ctx *ctx, u64 iova, u64 len)
 {
 	u64 end, ctx_end;
@@ -367,20 +413,25 @@ static int vhca_check_range(const struct mrc_mkey_ctx *ctx, u64 iova, u64 len)
 }
 
 /*
- * One key's part of the walk. Rights are checked for the key the
- * requester named (depth 0); keys reached through KLM entries are the
- * device's own business.
+ * One key's part of the walk. PD and rights are checked for the key the
+ * requester named (no @parent); a key reached through a KLM entry of
+ * @parent is checked against @parent's PD instead.
  */
-static int vhca_walk_ctx(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
-			 u64 iova, u64 len, unsigned int depth)
+static int vhca_walk_ctx(struct vhca_walk *w, u32 key,
+			 const struct mrc_mkey_ctx *ctx,
+			 const struct mrc_mkey_ctx *parent, u64 iova, u64 len,
+			 unsigned int depth)
 {
 	int err;
 
-	if (!depth) {
+	if (parent)
+		err = vhca_check_nested(w, key, ctx, parent);
+	else
 		err = vhca_check_rights(w, ctx);
-		if (err)
-			return err;
-	}
+	if (!err)
+		err = vhca_check_qp(w, ctx);
+	if (err)
+		return err;
 	if (!len)
 		return 0;
 
@@ -399,9 +450,13 @@ static int vhca_walk_ctx(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
 	return -EINVAL;
 }
 
-/* Hold @key's slot for as long as its translation and bytes are used. */
+/*
+ * Hold @key's slot for as long as its translation and bytes are used.
+ * @parent is the context whose KLM entry named @key, NULL for the key
+ * the requester named (@depth 0).
+ */
 static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
-			 unsigned int depth)
+			 const struct mrc_mkey_ctx *parent, unsigned int depth)
 {
 	struct mrc_mkey_ctx ctx;
 	int err;
@@ -412,7 +467,7 @@ static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
 	err = vhca_mkey_get(w->vdev, key, &ctx);
 	if (err)
 		return err;
-	err = vhca_walk_ctx(w, &ctx, iova, len, depth);
+	err = vhca_walk_ctx(w, key, &ctx, parent, iova, len, depth);
 	vhca_mkey_put(w->vdev, key);
 	return err;
 }
@@ -421,6 +476,9 @@ static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
  * vhca_access - vhca_dev_access() for the driver's own callers (the engine)
  * @vdev: the device
  * @pdn: PD number of the requester
+ * @qpn: number of the QP the access is made on: the requester's for a
+ *	local access, the responder's for a remote one; 0 for none, which a
+ *	type 2 window refuses for remote access
  * @key: lkey or rkey
  * @iova: first address, in the key's address space
  * @buf: kernel buffer, or NULL to check the walk without moving bytes
@@ -430,17 +488,18 @@ static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
  * Context: any context but NMI; does not sleep.
  * Return: as vhca_dev_access(), without -ENODEV.
  */
-int vhca_access(struct vhca_dev *vdev, u32 pdn, u32 key, u64 iova, void *buf,
-		size_t len, enum vhca_access_dir dir)
+int vhca_access(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key, u64 iova,
+		void *buf, size_t len, enum vhca_access_dir dir)
 {
 	struct vhca_walk w = {
 		.vdev = vdev,
 		.pdn = pdn,
+		.qpn = qpn,
 		.dir = dir,
 		.buf = buf,
 	};
 
-	return vhca_walk_key(&w, key, iova, len, 0);
+	return vhca_walk_key(&w, key, iova, len, NULL, 0);
 }
 
 /**
@@ -454,18 +513,22 @@ int vhca_access(struct vhca_dev *vdev, u32 pdn, u32 key, u64 iova, void *buf,
  * @dir: enum vhca_access_dir
  *
  * The walk reads only device memory; the rules are in the comment at the
- * top of this file. The caller keeps @ibdev registered for the call
- * (ib_device_try_get() or a client's reference). Bytes before the first
- * failing piece may have been moved.
+ * top of this file. The access is made on no QP, so a type 2 memory
+ * window refuses it for remote directions (-EPERM). The caller keeps
+ * @ibdev registered for the call (ib_device_try_get() or a client's
+ * reference). Bytes before the first failing piece may have been moved.
  *
  * Context: any context but NMI; does not sleep. @len should be bounded by
  * the caller (a message, a page run): the copy does not yield.
  * Return: 0; -ENODEV if @ibdev is not a vhca; -ENOKEY for a key whose
- * context is not VALID or whose variant differs; -EPERM for a PD mismatch
- * or a missing right; -ERANGE when [@iova, @iova + @len) is outside the key
- * or wraps; -EFAULT for a translation entry without the R/W bit the access
- * needs, or a DMA address that reaches no page; -EINVAL for a bad @dir or
- * a malformed context or table.
+ * context is not VALID or whose variant differs (a nested key's
+ * included); -EPERM for a PD mismatch (a nested key of another PD
+ * included), a missing right, or a remote access through a type 2
+ * window; -ERANGE when [@iova, @iova + @len) is outside the key (or a
+ * piece outside a nested key) or wraps; -EFAULT for a translation entry
+ * without the R/W bit the access needs, or a DMA address that reaches no
+ * page; -EINVAL for a bad @dir, a malformed context or table, or a walk
+ * nested deeper than VHCA_WALK_MAX_DEPTH keys.
  */
 int vhca_dev_access(struct ib_device *ibdev, u32 pdn, u32 key, u64 iova,
 		    void *buf, size_t len, enum vhca_access_dir dir)
@@ -473,7 +536,8 @@ int vhca_dev_access(struct ib_device *ibdev, u32 pdn, u32 key, u64 iova,
 	if (!vhca_is_vhca(ibdev))
 		return -ENODEV;
 
-	return vhca_access(to_vhca_dev(ibdev), pdn, key, iova, buf, len, dir);
+	return vhca_access(to_vhca_dev(ibdev), pdn, 0, key, iova, buf, len,
+			   dir);
 }
 EXPORT_SYMBOL_GPL(vhca_dev_access);
 

@@ -41,13 +41,18 @@ enum vhca_access_dir {
  * @len: bytes; 0 is allowed and checks only the key, PD and rights
  * @dir: enum vhca_access_dir
  *
+ * The access is made on no QP: a type 2 memory window (bound to a QP)
+ * refuses it for the remote directions.
+ *
  * Return: 0; -ENODEV if @ibdev is not a vhca; -ENOKEY for a key whose
- * context is not VALID or whose variant differs; -EPERM for a PD mismatch
- * or missing right; -ERANGE when [iova, iova + len) is outside the key or
- * wraps; -EFAULT for a translation entry without the R/W bit the access
- * needs, or a DMA address with no page behind it; -EINVAL for a bad @dir
- * or a malformed context or table. On an error, bytes of the pieces before
- * the failing one may have been moved.
+ * context is not VALID or whose variant differs (a key a KLM entry names
+ * included); -EPERM for a PD mismatch (a named key of another PD
+ * included), a missing right, or a remote access through a type 2
+ * window; -ERANGE when [iova, iova + len) is outside the key or wraps;
+ * -EFAULT for a translation entry without the R/W bit the access needs,
+ * or a DMA address with no page behind it; -EINVAL for a bad @dir, a
+ * malformed context or table, or keys nested too deep. On an error, bytes
+ * of the pieces before the failing one may have been moved.
  */
 int vhca_dev_access(struct ib_device *ibdev, u32 pdn, u32 key, u64 iova,
 		    void *buf, size_t len, enum vhca_access_dir dir);
