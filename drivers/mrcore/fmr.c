@@ -1,5 +1,1217 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mrcore: fmr (being written).
+ * mrcore: FMRs and FMR pools.
+ *
+ * An FMR is a key the CPU maps onto a list of pages and unmaps again, as
+ * the kernel memory-regions document describes ib_alloc_fmr() and its
+ * calls. mrc_alloc_fmr() gives it a key whose context is FREE (no access)
+ * and translation space for two tables of max_pages MTT entries each.
+ *
+ *   FREE  --mrc_map_phys_fmr()-->  VALID  --mrc_map_phys_fmr()--> VALID
+ *   VALID --mrc_unmap_fmr()----->  FREE
+ *
+ * Every map writes its entries into the table the live context does not
+ * use, fences, and writes a VALID context with a new variant of the key:
+ * an access through the previous mapping's key fails from then on, and
+ * one still running when the context switches (write_mkey waits for it)
+ * only ever saw its own table. So an FMR may be mapped again without an
+ * unmap, up to max_maps times; an unmap writes the FREE context, and a
+ * list of FMRs is unmapped with one fence for the whole batch.
+ *
+ * A pool owns a fixed set of FMRs and, with its cache on, finds a mapping
+ * of the same page list and iova by hash: such a hit takes a reference
+ * and writes nothing to the device. The last unmap leaves the FMR mapped
+ * on the free list, still in the cache, unless it has been remapped
+ * max_remaps times (the dirty list) or the pool is strict (unmapped on
+ * the spot). A flush unmaps the dirty FMRs in one batch (an explicit one
+ * also every free FMR still mapped); the dirty watermark queues it on
+ * system_unbound_wq. Until then a non-strict pool's unmapped FMR is still
+ * usable on the device through its last key: that is the trade-off
+ * Documentation/mrcore/fmr.rst describes.
+ *
+ * Locking: the FMR's mutex (mrc_mr.lock) serialises its maps, unmaps and
+ * deallocation; a pool's spinlock protects its lists, cache and counters
+ * and is never held across a device write; the pool's flush_sem is held
+ * for writing by a flush and for reading around the device writes of a
+ * miss and of a strict unmap, so a flush also waits for those.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/export.h>
+#include <linux/hashtable.h>
+#include <linux/jhash.h>
+#include <linux/list.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/overflow.h>
+#include <linux/rwsem.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/stddef.h>
+#include <linux/string.h>
+#include <linux/workqueue.h>
+#include <rdma/mrcore_fmr.h>
+
 #include "mrcore_loc.h"
+
+/* Debug messages name the MR's key and the function. */
+#define mrc_dbg_mr(mr, fmt, ...)					\
+	do {								\
+		const struct mrc_mr *__mr = (mr);			\
+									\
+		mrc_dbg(__mr->mdev, "MR[0x%08x] %s: " fmt, __mr->key,	\
+			__func__, ##__VA_ARGS__);			\
+	} while (0)
+
+/* MTT entries a map encodes per write_xlt, in a buffer on the stack. */
+#define MRC_FMR_CHUNK		32
+/* Buckets of a pool's cache: 2^8. */
+#define MRC_FMR_HASH_BITS	8
+
+/**
+ * struct mrc_fmr - an FMR
+ * @mr: the MR; first, because mrc_dereg_mr() frees it as a struct mrc_mr
+ *	(kfree_rcu() of its address), which is then the address of this
+ * @max_pages: MTT entries of each of the two tables in @mr.xlt
+ * @max_maps: maps allowed between two unmaps
+ * @maps: maps since the last unmap; under @mr.lock
+ * @page_shift: log2 of the page size of every map
+ * @state: enum mrc_mkey_state of the context as mrcore last wrote it:
+ *	FREE or VALID; under @mr.lock
+ * @table: the table (0 or 1) the VALID context uses; under @mr.lock
+ * @pool: the pool that owns the FMR, or NULL
+ * @list: on the pool's free or dirty list, or a flush's batch; off any
+ *	list while in use
+ * @node: in the pool's cache while @cached
+ * @cached: in the pool's cache, with @pages, @npages and @iova its key
+ * @ref_count: users of the pool FMR
+ * @remaps: maps since the pool last unmapped the FMR on the device
+ * @pages: the page list of the cached mapping (max_pages entries)
+ * @npages: its length
+ * @iova: its iova
+ *
+ * The pool fields (@list to @iova) are under the pool's lock, except
+ * while the FMR is owned by one thread off every list and out of the
+ * cache (a miss mapping it, a flush or strict unmap unmapping it).
+ */
+struct mrc_fmr {
+	struct mrc_mr mr;
+	u32 max_pages;
+	u32 max_maps;
+	u32 maps;
+	u8 page_shift;
+	u8 state;
+	u8 table;
+	struct mrc_fmr_pool *pool;
+	struct list_head list;
+	struct hlist_node node;
+	bool cached;
+	u32 ref_count;
+	u32 remaps;
+	u64 *pages;
+	u32 npages;
+	u64 iova;
+};
+
+static_assert(offsetof(struct mrc_fmr, mr) == 0);
+
+/* Only for an MR whose type is MRC_MR_FMR. */
+static struct mrc_fmr *to_mrc_fmr(struct mrc_mr *mr)
+{
+	return container_of(mr, struct mrc_fmr, mr);
+}
+
+/**
+ * mrc_fmr_max_pages - the longest page list an FMR may take
+ * @mdev: registered device
+ *
+ * Half the MTT entries of the largest block the translation-area
+ * allocator hands out, since an FMR reserves two tables. Whether that
+ * much space is free when mrc_alloc_fmr() asks is another matter
+ * (-ENOSPC).
+ *
+ * Context: any context.
+ * Return: the limit, at least 4.
+ */
+u32 mrc_fmr_max_pages(const struct mrc_device *mdev)
+{
+	u64 bytes = BIT_ULL(mdev->xlt.max_order) << MRC_XLT_SEG_SHIFT;
+
+	return min_t(u64, bytes / MRC_MTT_ENTRY_SIZE / 2, U32_MAX);
+}
+EXPORT_SYMBOL_GPL(mrc_fmr_max_pages);
+
+/* The checks of an allocation, before anything is allocated. */
+static int mrc_fmr_check_attr(const struct mrc_pd *pd, u32 access,
+			      const struct mrc_fmr_attr *attr)
+{
+	int ret;
+
+	if (!pd || !pd->mdev || !pd->pdn || !attr)
+		return -EINVAL;
+	if (!attr->max_pages || attr->max_pages > mrc_fmr_max_pages(pd->mdev))
+		return -EINVAL;
+	if (!attr->max_maps || attr->max_maps > MRC_FMR_MAX_MAPS)
+		return -EINVAL;
+	/* A page size the device's MTT takes. */
+	if (attr->page_shift < MRC_MTT_MIN_PAGE_SHIFT ||
+	    attr->page_shift >= BITS_PER_LONG ||
+	    !(pd->mdev->caps.page_size_bitmap & BIT(attr->page_shift)))
+		return -EINVAL;
+	ret = mrc_check_access(access);
+	if (ret)
+		return ret;
+	/*
+	 * The iova comes with every map, and a window bound to an FMR would
+	 * outlive the mapping it was bound to.
+	 */
+	if (access & (MRC_ACCESS_ZERO_BASED | MRC_ACCESS_MW_BIND))
+		return -EINVAL;
+	return 0;
+}
+
+/* The context of an unmapped FMR: its key and PD, no access. */
+static void mrc_fmr_free_ctx(const struct mrc_fmr *fmr,
+			     struct mrc_mkey_ctx *ctx)
+{
+	*ctx = (struct mrc_mkey_ctx) {
+		.key = fmr->mr.key,
+		.state = MRC_MKEY_FREE,
+		.access_mode = MRC_ACCESS_MODE_MTT,
+		.pdn = fmr->mr.pd->pdn,
+		.xlt_offset = fmr->mr.xlt.offset,
+	};
+}
+
+/*
+ * Key, translation space for both tables, then the FREE context. On
+ * failure everything is undone.
+ */
+static int mrc_fmr_install(struct mrc_fmr *fmr)
+{
+	struct mrc_mr *mr = &fmr->mr;
+	struct mrc_device *mdev = mr->mdev;
+	struct mrc_mkey_ctx ctx;
+	int ret;
+
+	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC))
+		return -ENOSPC;
+	ret = mrc_mkey_alloc(mdev, mr, &mr->key);
+	if (ret)
+		return ret;
+
+	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC)) {
+		ret = -ENOSPC;
+		goto out_free_key;
+	}
+	ret = mrc_xlt_alloc(mdev, 2ULL * fmr->max_pages * MRC_MTT_ENTRY_SIZE,
+			    &mr->xlt);
+	if (ret)
+		goto out_free_key;
+
+	/* No entries yet, so no fence: the context is the only write. */
+	mrc_fmr_free_ctx(fmr, &ctx);
+	if (mrc_inject(mdev, MRC_STAGE_WRITE_MKEY))
+		ret = -EIO;
+	else
+		ret = mdev->ops->write_mkey(mdev, mrc_key_index(mr->key), &ctx);
+	if (ret)
+		goto out_free_xlt;
+
+	atomic_inc(&mdev->num_mrs);
+	atomic_inc(&mdev->num_mrs_type[MRC_MR_FMR]);
+	atomic64_inc(&mdev->stats_mr_regs);
+	return 0;
+
+out_free_xlt:
+	mrc_xlt_free(mdev, &mr->xlt);
+out_free_key:
+	mrc_mkey_free(mdev, mr->key);
+	mr->key = 0;
+	return ret;
+}
+
+/* A checked allocation: an FMR of no pool. */
+static struct mrc_fmr *mrc_fmr_create(struct mrc_pd *pd, u32 access,
+				      const struct mrc_fmr_attr *attr)
+{
+	struct mrc_fmr *fmr;
+	int ret;
+
+	fmr = kzalloc(sizeof(*fmr), GFP_KERNEL);
+	if (!fmr)
+		return ERR_PTR(-ENOMEM);
+	fmr->mr.mdev = pd->mdev;
+	fmr->mr.pd = pd;
+	fmr->mr.type = MRC_MR_FMR;
+	fmr->mr.mode = MRC_ACCESS_MODE_MTT;
+	fmr->mr.access = access;
+	atomic_set(&fmr->mr.num_mw, 0);
+	mutex_init(&fmr->mr.lock);
+	fmr->max_pages = attr->max_pages;
+	fmr->max_maps = attr->max_maps;
+	fmr->page_shift = attr->page_shift;
+	fmr->state = MRC_MKEY_FREE;
+	INIT_LIST_HEAD(&fmr->list);
+
+	ret = mrc_fmr_install(fmr);
+	if (ret) {
+		mutex_destroy(&fmr->mr.lock);
+		/* Lookups that found the key ran under RCU: free after a grace. */
+		kfree_rcu(fmr, mr.rcu);
+		return ERR_PTR(ret);
+	}
+	mrc_dbg_mr(&fmr->mr, "max_pages %u max_maps %u shift %u xlt 0x%llx\n",
+		   fmr->max_pages, fmr->max_maps, fmr->page_shift,
+		   fmr->mr.xlt.offset);
+	return fmr;
+}
+
+/**
+ * mrc_alloc_fmr - allocate an FMR
+ * @pd: protection domain
+ * @access: MRC_ACCESS_* rights of every mapping, with the rules of
+ *	mrc_check_access(); ZERO_BASED and MW_BIND are refused
+ * @attr: the page list length, maps between unmaps and page size
+ *
+ * Allocates a key (owner: the MR), reserves translation space for two
+ * tables of @attr->max_pages MTT entries and writes the key's context
+ * FREE: nothing is reachable through the key until mrc_map_phys_fmr().
+ * The MR's type is MRC_MR_FMR; its @key is lkey and rkey, and changes
+ * with every map. Free it with mrc_dealloc_fmr().
+ *
+ * Context: process context; may sleep.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd, @attr or @access;
+ * -EOPNOTSUPP for ON_DEMAND; -ENOSPC when no key or not enough
+ * translation space is free; -ENOMEM; or the error of ops->write_mkey.
+ * Nothing is left behind on failure.
+ */
+struct mrc_mr *mrc_alloc_fmr(struct mrc_pd *pd, u32 access,
+			     const struct mrc_fmr_attr *attr)
+{
+	struct mrc_fmr *fmr;
+	int ret;
+
+	ret = mrc_fmr_check_attr(pd, access, attr);
+	if (ret)
+		return ERR_PTR(ret);
+	fmr = mrc_fmr_create(pd, access, attr);
+	if (IS_ERR(fmr))
+		return ERR_CAST(fmr);
+	return &fmr->mr;
+}
+EXPORT_SYMBOL_GPL(mrc_alloc_fmr);
+
+/*
+ * The checks of a map, against the FMR's state under its lock; the
+ * mapping's length on success.
+ */
+static int mrc_fmr_check_map(const struct mrc_fmr *fmr, const u64 *pages,
+			     u32 npages, u64 iova, u64 *length)
+{
+	u64 mask = BIT_ULL(fmr->page_shift) - 1;
+	u64 size, end;
+	u32 i;
+
+	lockdep_assert_held(&fmr->mr.lock);
+
+	/* The page list fits the tables alloc reserved. */
+	if (!pages || !npages || npages > fmr->max_pages)
+		return -EINVAL;
+	/* No more maps than the key's variants keep apart. */
+	if (fmr->maps >= fmr->max_maps)
+		return -EINVAL;
+	/* Every page starts on a page boundary. */
+	for (i = 0; i < npages; i++)
+		if (pages[i] & mask)
+			return -EINVAL;
+	/*
+	 * Page 0 holds byte @iova at @iova's offset in a page: the mapping
+	 * runs from there to the end of the last page, and does not wrap.
+	 */
+	if (check_shl_overflow((u64)npages, fmr->page_shift, &size))
+		return -EINVAL;
+	*length = size - (iova & mask);
+	if (check_add_overflow(iova, *length, &end))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Encode @npages entries at byte @offset of the translation area, a stack
+ * chunk at a time.
+ */
+static int mrc_fmr_write_mtt(struct mrc_device *mdev, u64 offset,
+			     const u64 *pages, u32 npages, bool writable)
+{
+	u64 flags = MRC_MTT_READ | (writable ? MRC_MTT_WRITE : 0);
+	__le64 buf[MRC_FMR_CHUNK];
+	u32 i, j, n;
+	int ret;
+
+	for (i = 0; i < npages; i += n) {
+		n = min_t(u32, npages - i, MRC_FMR_CHUNK);
+		for (j = 0; j < n; j++)
+			buf[j] = cpu_to_le64((pages[i + j] &
+					      MRC_MTT_ADDR_MASK) | flags);
+		ret = mdev->ops->write_xlt(mdev, offset, buf,
+					   n * sizeof(*buf));
+		if (ret)
+			return ret;
+		offset += n * sizeof(*buf);
+	}
+	return 0;
+}
+
+/* Record @key's variant as its index's, under the mkeys lock (mkey.c). */
+static void mrc_fmr_set_variant(struct mrc_device *mdev, u32 key)
+{
+	xa_lock(&mdev->mkeys);
+	/* Read locklessly by mrc_mkey_owner(); the owner does not change. */
+	WRITE_ONCE(mdev->mkey_variant[mrc_key_index(key)],
+		   mrc_key_variant(key));
+	xa_unlock(&mdev->mkeys);
+}
+
+/*
+ * The checked map: entries into the table the live context does not use,
+ * one fence, then the VALID context with the next variant of the key. A
+ * failure leaves the device and the FMR as they were.
+ */
+static int mrc_fmr_map_locked(struct mrc_fmr *fmr, const u64 *pages,
+			      u32 npages, u64 iova, u64 length)
+{
+	struct mrc_mr *mr = &fmr->mr;
+	struct mrc_device *mdev = mr->mdev;
+	u8 table = fmr->table ^ 1;
+	u64 offset = mr->xlt.offset +
+		     (u64)table * fmr->max_pages * MRC_MTT_ENTRY_SIZE;
+	u32 key = mrc_make_key(mrc_key_index(mr->key),
+			       mrc_key_variant(mr->key) + 1);
+	struct mrc_mkey_ctx ctx;
+	int ret;
+
+	lockdep_assert_held(&mr->lock);
+
+	ret = mrc_fmr_write_mtt(mdev, offset, pages, npages,
+				mrc_access_writable(mr->access));
+	if (ret)
+		return ret;
+	mdev->ops->fence(mdev);
+
+	ctx = (struct mrc_mkey_ctx) {
+		.key = key,
+		.state = MRC_MKEY_VALID,
+		.access_mode = MRC_ACCESS_MODE_MTT,
+		.page_shift = fmr->page_shift,
+		.pdn = mr->pd->pdn,
+		.access = mr->access & MRC_ACCESS_HW_MASK,
+		.iova = iova,
+		.length = length,
+		.xlt_offset = offset,
+		.xlt_entries = npages,
+	};
+	/* Returns once no access through the previous context is running. */
+	ret = mdev->ops->write_mkey(mdev, mrc_key_index(key), &ctx);
+	if (ret)
+		return ret;
+
+	mrc_fmr_set_variant(mdev, key);
+	mr->key = key;
+	mr->iova = iova;
+	mr->length = length;
+	mr->page_shift = fmr->page_shift;
+	mr->nentries = npages;
+	fmr->table = table;
+	fmr->state = MRC_MKEY_VALID;
+	fmr->maps++;
+	return 0;
+}
+
+/* Map a held FMR (of a pool or not). */
+static int mrc_fmr_map(struct mrc_fmr *fmr, const u64 *pages, u32 npages,
+		       u64 iova)
+{
+	u64 length;
+	int ret;
+
+	mutex_lock(&fmr->mr.lock);
+	ret = mrc_fmr_check_map(fmr, pages, npages, iova, &length);
+	if (!ret)
+		ret = mrc_fmr_map_locked(fmr, pages, npages, iova, length);
+	mrc_dbg_mr(&fmr->mr, "iova 0x%llx pages %u maps %u: %d\n", iova,
+		   npages, fmr->maps, ret);
+	mutex_unlock(&fmr->mr.lock);
+	return ret;
+}
+
+/**
+ * mrc_map_phys_fmr - map a page list onto an FMR
+ * @mr: an FMR from mrc_alloc_fmr() (not one of a pool)
+ * @pages: DMA addresses of the pages, each aligned to the FMR's page
+ *	size; page 0 holds byte @iova at @iova & (page size - 1)
+ * @npages: entries of @pages, in [1, max_pages]
+ * @iova: address of the first byte through the key
+ *
+ * The mapping covers (@npages << page_shift) - (@iova & (page size - 1))
+ * bytes from @iova. Writes @npages MTT entries (the DMA address |
+ * MRC_MTT_READ, and MRC_MTT_WRITE for writable rights) into the table the
+ * live context does not use, fences once, then writes the context VALID
+ * with the next variant of the key: @mr->key is the new key from then on,
+ * and the key of every earlier mapping finds nothing on the device or in
+ * mrc_mkey_owner(). An FMR that is mapped already may be mapped again
+ * (the previous mapping is replaced), max_maps times in all between two
+ * unmaps. Allocates nothing.
+ *
+ * Context: process context; may sleep (the FMR's mutex, the drain of the
+ * previous mapping's accesses).
+ * Return: 0; -EINVAL if @mr is not an FMR of no pool (counted as misuse
+ * for a pool FMR), @npages is 0 or above max_pages, the FMR has been
+ * mapped max_maps times since its last unmap, a page is misaligned, or
+ * the mapping would run past U64_MAX; or the error of a backend op, after
+ * which the previous mapping (or none) is still the FMR's.
+ */
+int mrc_map_phys_fmr(struct mrc_mr *mr, const u64 *pages, u32 npages,
+		     u64 iova)
+{
+	if (!mr || mr->type != MRC_MR_FMR)
+		return -EINVAL;
+	/* A pool's FMRs are mapped by the pool only. */
+	if (mrc_misuse(mr->mdev, to_mrc_fmr(mr)->pool))
+		return -EINVAL;
+	return mrc_fmr_map(to_mrc_fmr(mr), pages, npages, iova);
+}
+EXPORT_SYMBOL_GPL(mrc_map_phys_fmr);
+
+/* Unmap one FMR: its FREE context, if it is mapped; *@wrote if written. */
+static int mrc_fmr_unmap_one(struct mrc_fmr *fmr, bool *wrote)
+{
+	struct mrc_mr *mr = &fmr->mr;
+	struct mrc_device *mdev = mr->mdev;
+	struct mrc_mkey_ctx ctx;
+	int ret = 0;
+
+	mutex_lock(&mr->lock);
+	if (fmr->state != MRC_MKEY_VALID)
+		goto out_unlock;
+
+	mrc_fmr_free_ctx(fmr, &ctx);
+	/* Returns once no access through the VALID context is running. */
+	ret = mdev->ops->write_mkey(mdev, mrc_key_index(mr->key), &ctx);
+	if (ret)
+		goto out_unlock;
+	*wrote = true;
+	fmr->state = MRC_MKEY_FREE;
+	fmr->maps = 0;
+	mr->nentries = 0;
+out_unlock:
+	mrc_dbg_mr(mr, "%d\n", ret);
+	mutex_unlock(&mr->lock);
+	return ret;
+}
+
+/*
+ * Unmap checked FMRs of @mdev: each context FREE, then one fence for the
+ * batch. Every FMR is tried; the first error is returned.
+ */
+static int mrc_fmr_unmap_batch(struct mrc_device *mdev,
+			       struct mrc_mr *const *mrs, unsigned int nmrs)
+{
+	bool wrote = false;
+	unsigned int i;
+	int ret = 0, err;
+
+	for (i = 0; i < nmrs; i++) {
+		err = mrc_fmr_unmap_one(to_mrc_fmr(mrs[i]), &wrote);
+		if (err && !ret)
+			ret = err;
+	}
+	/* The FREE contexts before any later table write, for the batch. */
+	if (wrote)
+		mdev->ops->fence(mdev);
+	return ret;
+}
+
+/**
+ * mrc_unmap_fmr - unmap a list of FMRs
+ * @mrs: FMRs from mrc_alloc_fmr() of one device (none of a pool), mapped
+ *	or not
+ * @nmrs: entries of @mrs, at least 1
+ *
+ * Writes the context of every mapped FMR FREE (same key, no access): the
+ * backend's write_mkey returns only once no device access through the
+ * mapping is still running, so on return the pages it named may be
+ * reused. Then one fence for the whole list. An FMR that is not mapped is
+ * skipped; if no FMR was mapped nothing is written at all. The next map
+ * of each FMR gives it a new key. Allocates nothing.
+ *
+ * Context: process context; may sleep (the FMRs' mutexes, the drain).
+ * Return: 0; -EINVAL (nothing is done) if @mrs is NULL, @nmrs is 0, or an
+ * entry is NULL, not an FMR, of a pool (counted as misuse) or of another
+ * device than the first; or the first error of ops->write_mkey: the other
+ * FMRs are still unmapped, that one stays mapped.
+ */
+int mrc_unmap_fmr(struct mrc_mr *const *mrs, unsigned int nmrs)
+{
+	unsigned int i;
+
+	if (!mrs || !nmrs)
+		return -EINVAL;
+	for (i = 0; i < nmrs; i++) {
+		if (!mrs[i] || mrs[i]->type != MRC_MR_FMR ||
+		    mrs[i]->mdev != mrs[0]->mdev)
+			return -EINVAL;
+		if (mrc_misuse(mrs[i]->mdev, to_mrc_fmr(mrs[i])->pool))
+			return -EINVAL;
+	}
+	return mrc_fmr_unmap_batch(mrs[0]->mdev, mrs, nmrs);
+}
+EXPORT_SYMBOL_GPL(mrc_unmap_fmr);
+
+/* Deregister an FMR of a pool or not, whatever its state. */
+static int mrc_fmr_destroy(struct mrc_fmr *fmr)
+{
+	u64 *pages = fmr->pages;
+	int ret;
+
+	/* Invalidates the context (draining its accesses) and frees @fmr. */
+	ret = mrc_dereg_mr(&fmr->mr);
+	if (!ret)
+		kfree(pages);
+	return ret;
+}
+
+/**
+ * mrc_dealloc_fmr - free an unmapped FMR
+ * @mr: an FMR from mrc_alloc_fmr() (not one of a pool), not mapped
+ *
+ * As with ib_dealloc_fmr(), the FMR must be unmapped first. Its key is
+ * invalidated (ops->invalidate_mkey), then its translation space, its key
+ * and the FMR are freed. No other call on @mr may be running.
+ *
+ * Context: process context; may sleep.
+ * Return: 0; -EBUSY while the FMR is mapped (nothing changes); -EINVAL
+ * (counted as misuse) if @mr is not an FMR or is one of a pool; or the
+ * error of ops->invalidate_mkey, after which the FMR is still usable.
+ */
+int mrc_dealloc_fmr(struct mrc_mr *mr)
+{
+	struct mrc_fmr *fmr;
+	bool mapped;
+
+	if (mrc_misuse(mr->mdev, mr->type != MRC_MR_FMR))
+		return -EINVAL;
+	fmr = to_mrc_fmr(mr);
+	if (mrc_misuse(mr->mdev, fmr->pool))
+		return -EINVAL;
+
+	mutex_lock(&mr->lock);
+	mapped = fmr->state == MRC_MKEY_VALID;
+	mutex_unlock(&mr->lock);
+	if (mapped)
+		return -EBUSY;
+	return mrc_fmr_destroy(fmr);
+}
+EXPORT_SYMBOL_GPL(mrc_dealloc_fmr);
+
+/**
+ * struct mrc_fmr_pool - a pool of FMRs with a mapping cache
+ * @pd: protection domain of every FMR
+ * @param: the creation parameters
+ * @fmrs: every FMR of the pool, @param.pool_size of them
+ * @batch: a flush's list for mrc_fmr_unmap_batch(), under @flush_sem
+ * @lock: protects @free_list, @dirty_list, @cache, the counters, @stats
+ *	and the FMRs' pool fields
+ * @free_list: FMRs without users: least recently unmapped first, except
+ *	that unmapped ones go first; mapped ones are in @cache
+ * @dirty_list: FMRs without users that were remapped @param.max_remaps
+ *	times: mapped, not in @cache, waiting for a flush
+ * @nr_free: entries of @free_list
+ * @nr_dirty: entries of @dirty_list
+ * @in_use: FMRs with users (or being mapped for one)
+ * @cache: mapped FMRs by hash of page list and iova
+ * @flush_sem: held for writing by a flush; for reading around the device
+ *	writes of a miss and of a strict unmap, so that a flush waits for
+ *	them
+ * @flush_work: the flush worker, on system_unbound_wq
+ * @stats: counters; the gauges are filled in by mrc_fmr_pool_get_stats()
+ */
+struct mrc_fmr_pool {
+	struct mrc_pd *pd;
+	struct mrc_fmr_pool_param param;
+	struct mrc_fmr **fmrs;
+	struct mrc_mr **batch;
+	spinlock_t lock;	/* protects the lists, cache, counters, stats */
+	struct list_head free_list;
+	struct list_head dirty_list;
+	u32 nr_free;
+	u32 nr_dirty;
+	u32 in_use;
+	DECLARE_HASHTABLE(cache, MRC_FMR_HASH_BITS);
+	struct rw_semaphore flush_sem;
+	struct work_struct flush_work;
+	struct mrc_fmr_pool_stats stats;
+};
+
+static bool mrc_fmr_pool_cache_on(const struct mrc_fmr_pool *pool)
+{
+	return pool->param.flags & MRC_FMR_POOL_CACHE;
+}
+
+static u32 mrc_fmr_hash(const u64 *pages, u32 npages, u64 iova)
+{
+	u32 seed = jhash_2words(lower_32_bits(iova), upper_32_bits(iova), 0);
+
+	return jhash2((const u32 *)pages, npages * 2, seed);
+}
+
+/* Out of the cache, if in it. */
+static void mrc_fmr_uncache(struct mrc_fmr_pool *pool, struct mrc_fmr *fmr)
+{
+	lockdep_assert_held(&pool->lock);
+
+	if (fmr->cached) {
+		hash_del(&fmr->node);
+		fmr->cached = false;
+	}
+}
+
+/* The mapped FMR of @pool with this page list and iova, or NULL. */
+static struct mrc_fmr *mrc_fmr_cache_find(struct mrc_fmr_pool *pool,
+					  u32 hash, const u64 *pages,
+					  u32 npages, u64 iova)
+{
+	struct mrc_fmr *fmr;
+
+	lockdep_assert_held(&pool->lock);
+
+	hash_for_each_possible(pool->cache, fmr, node, hash)
+		if (fmr->iova == iova && fmr->npages == npages &&
+		    !memcmp(fmr->pages, pages, npages * sizeof(*pages)))
+			return fmr;
+	return NULL;
+}
+
+/* FMRs a flush unmaps: the dirty ones, and with @all the free mapped ones. */
+static unsigned int mrc_fmr_pool_collect(struct mrc_fmr_pool *pool, bool all,
+					 struct list_head *batch)
+{
+	struct mrc_fmr *fmr, *tmp;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&pool->lock);
+
+	list_splice_init(&pool->dirty_list, batch);
+	pool->nr_dirty = 0;
+	if (all) {
+		list_for_each_entry_safe(fmr, tmp, &pool->free_list, list) {
+			if (!fmr->remaps)
+				continue;
+			list_move_tail(&fmr->list, batch);
+			pool->nr_free--;
+		}
+	}
+	list_for_each_entry(fmr, batch, list) {
+		mrc_fmr_uncache(pool, fmr);
+		pool->batch[n++] = &fmr->mr;
+	}
+	return n;
+}
+
+/*
+ * After a flush's unmap: unmapped FMRs to the head of the free list, the
+ * ones whose unmap failed (still mapped) back to the dirty list.
+ */
+static void mrc_fmr_pool_putback(struct mrc_fmr_pool *pool,
+				 struct list_head *batch)
+{
+	struct mrc_fmr *fmr, *tmp;
+
+	lockdep_assert_held(&pool->lock);
+
+	list_for_each_entry_safe(fmr, tmp, batch, list) {
+		/* Owned by the flush: no map or unmap runs on it. */
+		if (fmr->state == MRC_MKEY_VALID) {
+			list_move_tail(&fmr->list, &pool->dirty_list);
+			pool->nr_dirty++;
+			continue;
+		}
+		fmr->remaps = 0;
+		list_move(&fmr->list, &pool->free_list);
+		pool->nr_free++;
+		pool->stats.flushed++;
+	}
+}
+
+/*
+ * Unmap the dirty FMRs (with @all also every free one still mapped) in
+ * one batch, then call the flush function with no lock held.
+ */
+static int mrc_fmr_pool_flush(struct mrc_fmr_pool *pool, bool all)
+{
+	struct mrc_device *mdev = pool->pd->mdev;
+	LIST_HEAD(batch);
+	unsigned int n;
+	int ret = 0;
+
+	down_write(&pool->flush_sem);
+	spin_lock_irq(&pool->lock);
+	n = mrc_fmr_pool_collect(pool, all, &batch);
+	spin_unlock_irq(&pool->lock);
+
+	if (n)
+		ret = mrc_fmr_unmap_batch(mdev, pool->batch, n);
+
+	spin_lock_irq(&pool->lock);
+	mrc_fmr_pool_putback(pool, &batch);
+	pool->stats.flushes++;
+	spin_unlock_irq(&pool->lock);
+	up_write(&pool->flush_sem);
+
+	mrc_dbg(mdev, "FMR pool %p: flushed %u%s: %d\n", pool, n,
+		all ? " (all)" : "", ret);
+	if (pool->param.flush_function)
+		pool->param.flush_function(pool, pool->param.flush_arg);
+	return ret;
+}
+
+static void mrc_fmr_pool_flush_work(struct work_struct *work)
+{
+	struct mrc_fmr_pool *pool = container_of(work, struct mrc_fmr_pool,
+						 flush_work);
+
+	mrc_fmr_pool_flush(pool, false);
+}
+
+/* The checks of a pool's parameters, before anything is allocated. */
+static int mrc_fmr_pool_check(const struct mrc_pd *pd,
+			      const struct mrc_fmr_pool_param *p,
+			      struct mrc_fmr_attr *attr)
+{
+	if (!p)
+		return -EINVAL;
+	if (!p->pool_size || p->pool_size > MRC_FMR_POOL_MAX_SIZE)
+		return -EINVAL;
+	if (!p->dirty_watermark || p->dirty_watermark > p->pool_size)
+		return -EINVAL;
+	if (p->flags & ~MRC_FMR_POOL_FLAGS)
+		return -EINVAL;
+
+	*attr = (struct mrc_fmr_attr) {
+		.max_pages = p->max_pages_per_fmr,
+		.max_maps = p->max_remaps,
+		.page_shift = p->page_shift,
+	};
+	return mrc_fmr_check_attr(pd, p->access, attr);
+}
+
+/* FMR @i of a pool being built: allocated, on the free list. */
+static int mrc_fmr_pool_add(struct mrc_fmr_pool *pool, u32 i,
+			    const struct mrc_fmr_attr *attr)
+{
+	struct mrc_fmr *fmr;
+	u64 *pages = NULL;
+
+	if (mrc_fmr_pool_cache_on(pool)) {
+		pages = kcalloc(attr->max_pages, sizeof(*pages), GFP_KERNEL);
+		if (!pages)
+			return -ENOMEM;
+	}
+	fmr = mrc_fmr_create(pool->pd, pool->param.access, attr);
+	if (IS_ERR(fmr)) {
+		kfree(pages);
+		return PTR_ERR(fmr);
+	}
+	fmr->pool = pool;
+	fmr->pages = pages;
+	pool->fmrs[i] = fmr;
+	list_add_tail(&fmr->list, &pool->free_list);
+	pool->nr_free++;
+	return 0;
+}
+
+/* Deregister the FMRs a pool has; one whose key cannot be freed leaks. */
+static int mrc_fmr_pool_free_fmrs(struct mrc_fmr_pool *pool, u32 n)
+{
+	int ret = 0, err;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		err = mrc_fmr_destroy(pool->fmrs[i]);
+		if (WARN_ON_ONCE(err) && !ret)
+			ret = err;
+	}
+	return ret;
+}
+
+static void mrc_fmr_pool_free(struct mrc_fmr_pool *pool)
+{
+	kvfree(pool->batch);
+	kvfree(pool->fmrs);
+	kfree(pool);
+}
+
+/**
+ * mrc_create_fmr_pool - create a pool of FMRs
+ * @pd: protection domain of every FMR
+ * @param: the pool's shape; copied
+ *
+ * Validates every parameter, then allocates @param->pool_size FMRs (as
+ * mrc_alloc_fmr() with @param->max_pages_per_fmr, @param->max_remaps and
+ * @param->page_shift), all unmapped and free.
+ *
+ * Context: process context; may sleep.
+ * Return: the pool; ERR_PTR(-EINVAL) for a bad @pd or parameter (see
+ * struct mrc_fmr_pool_param; -EOPNOTSUPP for ON_DEMAND); -ENOSPC when
+ * keys or translation space run out; -ENOMEM; or the error of
+ * ops->write_mkey. Nothing is left behind on failure.
+ */
+struct mrc_fmr_pool *mrc_create_fmr_pool(struct mrc_pd *pd,
+					 const struct mrc_fmr_pool_param *param)
+{
+	struct mrc_fmr_attr attr;
+	struct mrc_fmr_pool *pool;
+	int ret;
+	u32 i;
+
+	ret = mrc_fmr_pool_check(pd, param, &attr);
+	if (ret)
+		return ERR_PTR(ret);
+
+	pool = kzalloc(sizeof(*pool), GFP_KERNEL);
+	if (!pool)
+		return ERR_PTR(-ENOMEM);
+	pool->pd = pd;
+	pool->param = *param;
+	spin_lock_init(&pool->lock);
+	INIT_LIST_HEAD(&pool->free_list);
+	INIT_LIST_HEAD(&pool->dirty_list);
+	hash_init(pool->cache);
+	init_rwsem(&pool->flush_sem);
+	INIT_WORK(&pool->flush_work, mrc_fmr_pool_flush_work);
+	pool->fmrs = kvcalloc(param->pool_size, sizeof(*pool->fmrs),
+			      GFP_KERNEL);
+	pool->batch = kvcalloc(param->pool_size, sizeof(*pool->batch),
+			       GFP_KERNEL);
+	if (!pool->fmrs || !pool->batch) {
+		ret = -ENOMEM;
+		goto out_free_pool;
+	}
+
+	for (i = 0; i < param->pool_size; i++) {
+		ret = mrc_fmr_pool_add(pool, i, &attr);
+		if (ret)
+			goto out_free_fmrs;
+	}
+	mrc_dbg(pd->mdev, "FMR pool %p: %u FMRs of %u pages, flags 0x%x\n",
+		pool, param->pool_size, param->max_pages_per_fmr,
+		param->flags);
+	return pool;
+
+out_free_fmrs:
+	mrc_fmr_pool_free_fmrs(pool, i);
+out_free_pool:
+	mrc_fmr_pool_free(pool);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_GPL(mrc_create_fmr_pool);
+
+/**
+ * mrc_destroy_fmr_pool - free a pool and its FMRs
+ * @pool: from mrc_create_fmr_pool(); no FMR of it may be in use and no
+ *	other call on it may be running
+ *
+ * Cancels the flush worker (waiting for a flush in progress), then
+ * deregisters every FMR, mapped or not: its key is invalidated on the
+ * device, draining its accesses, so nothing the pool mapped stays
+ * reachable.
+ *
+ * Context: process context; may sleep.
+ * Return: 0; -EBUSY (nothing changes) while an FMR of the pool has users;
+ * or the first error of ops->invalidate_mkey: the pool is freed anyway,
+ * and the FMRs that could not be invalidated are leaked with their keys.
+ */
+int mrc_destroy_fmr_pool(struct mrc_fmr_pool *pool)
+{
+	u32 in_use;
+	int ret;
+
+	spin_lock_irq(&pool->lock);
+	in_use = pool->in_use;
+	spin_unlock_irq(&pool->lock);
+	if (in_use)
+		return -EBUSY;
+
+	cancel_work_sync(&pool->flush_work);
+	ret = mrc_fmr_pool_free_fmrs(pool, pool->param.pool_size);
+	mrc_fmr_pool_free(pool);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mrc_destroy_fmr_pool);
+
+/* Take a reference on a cached FMR; off the free list for its first. */
+static void mrc_fmr_pool_hold(struct mrc_fmr_pool *pool, struct mrc_fmr *fmr)
+{
+	lockdep_assert_held(&pool->lock);
+
+	if (!fmr->ref_count++) {
+		list_del_init(&fmr->list);
+		pool->nr_free--;
+		pool->in_use++;
+	}
+	pool->stats.hits++;
+}
+
+/* A free FMR for a miss, owned by the caller; NULL if there is none. */
+static struct mrc_fmr *mrc_fmr_pool_take(struct mrc_fmr_pool *pool)
+{
+	struct mrc_fmr *fmr;
+
+	lockdep_assert_held(&pool->lock);
+
+	fmr = list_first_entry_or_null(&pool->free_list, struct mrc_fmr, list);
+	if (!fmr) {
+		pool->stats.exhausted++;
+		/* Dirty FMRs below the watermark: a flush frees them. */
+		if (pool->nr_dirty)
+			queue_work(system_unbound_wq, &pool->flush_work);
+		return NULL;
+	}
+	list_del_init(&fmr->list);
+	pool->nr_free--;
+	pool->in_use++;
+	fmr->ref_count = 1;
+	mrc_fmr_uncache(pool, fmr);
+	return fmr;
+}
+
+/* A miss: map the least recently unmapped free FMR. */
+static struct mrc_mr *mrc_fmr_pool_miss(struct mrc_fmr_pool *pool,
+					const u64 *pages, u32 npages,
+					u64 iova, u32 hash)
+{
+	bool cache = mrc_fmr_pool_cache_on(pool);
+	struct mrc_fmr *fmr;
+	int ret;
+
+	down_read(&pool->flush_sem);
+	spin_lock_irq(&pool->lock);
+	fmr = mrc_fmr_pool_take(pool);
+	spin_unlock_irq(&pool->lock);
+	if (!fmr) {
+		up_read(&pool->flush_sem);
+		return ERR_PTR(-EAGAIN);
+	}
+
+	ret = mrc_fmr_map(fmr, pages, npages, iova);
+	if (!ret && cache) {
+		memcpy(fmr->pages, pages, npages * sizeof(*pages));
+		fmr->npages = npages;
+		fmr->iova = iova;
+	}
+
+	spin_lock_irq(&pool->lock);
+	if (ret) {
+		/* Unchanged: still mapped as before, or not at all. */
+		fmr->ref_count = 0;
+		pool->in_use--;
+		list_add(&fmr->list, &pool->free_list);
+		pool->nr_free++;
+	} else {
+		if (fmr->remaps++)
+			pool->stats.remaps++;
+		pool->stats.misses++;
+		if (cache) {
+			hash_add(pool->cache, &fmr->node, hash);
+			fmr->cached = true;
+		}
+	}
+	spin_unlock_irq(&pool->lock);
+	up_read(&pool->flush_sem);
+	return ret ? ERR_PTR(ret) : &fmr->mr;
+}
+
+/**
+ * mrc_fmr_pool_map_phys - map a page list through a pool
+ * @pool: the pool
+ * @pages: DMA addresses of the pages, as for mrc_map_phys_fmr()
+ * @npages: entries of @pages, in [1, max_pages_per_fmr]
+ * @iova: address of the first byte through the key
+ *
+ * With the cache on, an FMR mapped with the same @pages and @iova (in use
+ * or free) is returned with one more reference, and nothing is written to
+ * the device. Otherwise the free FMR unmapped least recently (one that is
+ * not mapped at all first) is mapped, replacing its cached mapping; its
+ * key changes, so the key of that mapping no longer works. The caller
+ * reads the key, iova and length from the returned MR and gives the MR
+ * back with mrc_fmr_pool_unmap() once per successful call.
+ *
+ * Context: process context; may sleep (a miss writes the device, and
+ * waits for a flush in progress).
+ * Return: the FMR; ERR_PTR(-EAGAIN) when no FMR is free (the dirty ones,
+ * if any, are being flushed: try again later, or mrc_flush_fmr_pool());
+ * -EINVAL for a bad page list (as mrc_map_phys_fmr()); or the error of a
+ * backend op.
+ */
+struct mrc_mr *mrc_fmr_pool_map_phys(struct mrc_fmr_pool *pool,
+				     const u64 *pages, u32 npages, u64 iova)
+{
+	struct mrc_fmr *fmr;
+	u32 hash = 0;
+
+	if (!pages || !npages || npages > pool->param.max_pages_per_fmr)
+		return ERR_PTR(-EINVAL);
+
+	if (mrc_fmr_pool_cache_on(pool)) {
+		hash = mrc_fmr_hash(pages, npages, iova);
+		spin_lock_irq(&pool->lock);
+		fmr = mrc_fmr_cache_find(pool, hash, pages, npages, iova);
+		if (fmr)
+			mrc_fmr_pool_hold(pool, fmr);
+		spin_unlock_irq(&pool->lock);
+		if (fmr)
+			return &fmr->mr;
+	}
+	return mrc_fmr_pool_miss(pool, pages, npages, iova, hash);
+}
+EXPORT_SYMBOL_GPL(mrc_fmr_pool_map_phys);
+
+/* A strict pool's last unmap: the FMR is unmapped before it is free. */
+static int mrc_fmr_pool_strict_unmap(struct mrc_fmr_pool *pool,
+				     struct mrc_fmr *fmr)
+{
+	struct mrc_mr *mr = &fmr->mr;
+	unsigned long flags;
+	int ret;
+
+	down_read(&pool->flush_sem);
+	ret = mrc_fmr_unmap_batch(mr->mdev, &mr, 1);
+	spin_lock_irqsave(&pool->lock, flags);
+	if (ret) {
+		/* Still mapped: a flush retries. */
+		list_add_tail(&fmr->list, &pool->dirty_list);
+		pool->nr_dirty++;
+	} else {
+		fmr->remaps = 0;
+		list_add(&fmr->list, &pool->free_list);
+		pool->nr_free++;
+		pool->stats.strict_unmaps++;
+	}
+	spin_unlock_irqrestore(&pool->lock, flags);
+	up_read(&pool->flush_sem);
+	return ret;
+}
+
+/* Where a non-strict pool's FMR goes when its last user unmaps it. */
+static void mrc_fmr_pool_release(struct mrc_fmr_pool *pool,
+				 struct mrc_fmr *fmr)
+{
+	lockdep_assert_held(&pool->lock);
+
+	if (fmr->remaps < pool->param.max_remaps) {
+		/* Still mapped and cached: the next hit writes nothing. */
+		list_add_tail(&fmr->list, &pool->free_list);
+		pool->nr_free++;
+		return;
+	}
+	mrc_fmr_uncache(pool, fmr);
+	list_add_tail(&fmr->list, &pool->dirty_list);
+	if (++pool->nr_dirty >= pool->param.dirty_watermark)
+		queue_work(system_unbound_wq, &pool->flush_work);
+}
+
+/**
+ * mrc_fmr_pool_unmap - give back an FMR from mrc_fmr_pool_map_phys()
+ * @mr: the FMR the map returned
+ *
+ * Drops one reference. When the last goes, in a non-strict pool the FMR
+ * stays mapped, and usable on the device through its key, until a flush
+ * or a miss that maps it again: it goes to the free list (still in the
+ * cache), or, once mapped max_remaps times since its last flush, to the
+ * dirty list, and the flush worker is queued when the dirty ones reach
+ * the watermark. In a strict pool the FMR is unmapped on the device
+ * (waiting for its accesses) before this returns.
+ *
+ * Context: any context for a non-strict pool (nothing sleeps); process
+ * context for a strict one (the last unmap writes the device).
+ * Return: 0; -EINVAL (counted as misuse) if @mr is not an FMR of a pool
+ * or has no users; or, strict, the error of ops->write_mkey: the FMR
+ * then waits, still mapped, for a flush.
+ */
+int mrc_fmr_pool_unmap(struct mrc_mr *mr)
+{
+	struct mrc_fmr_pool *pool;
+	unsigned long flags;
+	struct mrc_fmr *fmr;
+
+	if (!mr || mr->type != MRC_MR_FMR)
+		return -EINVAL;
+	fmr = to_mrc_fmr(mr);
+	pool = fmr->pool;
+	if (mrc_misuse(mr->mdev, !pool))
+		return -EINVAL;
+
+	spin_lock_irqsave(&pool->lock, flags);
+	if (mrc_misuse(mr->mdev, !fmr->ref_count)) {
+		spin_unlock_irqrestore(&pool->lock, flags);
+		return -EINVAL;
+	}
+	if (--fmr->ref_count) {
+		spin_unlock_irqrestore(&pool->lock, flags);
+		return 0;
+	}
+	pool->in_use--;
+	if (pool->param.flags & MRC_FMR_POOL_STRICT) {
+		/* No cache of unmapped FMRs: no hit may find it from now on. */
+		mrc_fmr_uncache(pool, fmr);
+		spin_unlock_irqrestore(&pool->lock, flags);
+		return mrc_fmr_pool_strict_unmap(pool, fmr);
+	}
+	mrc_fmr_pool_release(pool, fmr);
+	spin_unlock_irqrestore(&pool->lock, flags);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(mrc_fmr_pool_unmap);
+
+/**
+ * mrc_flush_fmr_pool - unmap every FMR of a pool that has no users
+ * @pool: the pool
+ *
+ * Waits for a flush, miss or strict unmap in progress, then unmaps every
+ * dirty FMR and every free FMR still mapped in one batch (one fence),
+ * drops them from the cache and calls the flush function. On return no
+ * FMR given back with mrc_fmr_pool_unmap() before the call is usable on
+ * the device any more; FMRs in use are left alone.
+ *
+ * Context: process context; may sleep. Not from the flush function.
+ * Return: 0, or the first error of ops->write_mkey (the FMRs whose unmap
+ * failed stay mapped, on the dirty list).
+ */
+int mrc_flush_fmr_pool(struct mrc_fmr_pool *pool)
+{
+	return mrc_fmr_pool_flush(pool, true);
+}
+EXPORT_SYMBOL_GPL(mrc_flush_fmr_pool);
+
+/**
+ * mrc_fmr_pool_get_stats - a pool's counters
+ * @pool: the pool
+ * @stats: filled in: the counters, and the gauges in_use, free and dirty
+ *	as they are now
+ *
+ * Context: any context.
+ */
+void mrc_fmr_pool_get_stats(struct mrc_fmr_pool *pool,
+			    struct mrc_fmr_pool_stats *stats)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&pool->lock, flags);
+	*stats = pool->stats;
+	stats->in_use = pool->in_use;
+	stats->free = pool->nr_free;
+	stats->dirty = pool->nr_dirty;
+	spin_unlock_irqrestore(&pool->lock, flags);
+}
+EXPORT_SYMBOL_GPL(mrc_fmr_pool_get_stats);
