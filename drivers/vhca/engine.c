@@ -31,7 +31,7 @@
  *   no responder QP, retry_cnt exhausted        IB_WC_RETRY_EXC_ERR
  *   a malformed remote context or table, or the
  *   receive's scatter list refused              IB_WC_REM_OP_ERR
- *   REG_MR refused                              IB_WC_MW_BIND_ERR
+ *   REG_MR or BIND_MW refused                   IB_WC_MW_BIND_ERR
  *   LOCAL_INV refused                           IB_WC_LOC_PROT_ERR
  *   UD: the source GID is gone                  IB_WC_LOC_QP_OP_ERR
  *   UD: message longer than 4096 bytes          IB_WC_LOC_LEN_ERR
@@ -295,6 +295,8 @@ static enum ib_wc_opcode vhca_wc_opcode(u32 opcode)
 		return IB_WC_LOCAL_INV;
 	case IB_WR_REG_MR:
 		return IB_WC_REG_MR;
+	case IB_WR_BIND_MW:
+		return IB_WC_BIND_MW;
 	default:
 		return IB_WC_SEND;
 	}
@@ -827,19 +829,37 @@ static void vhca_wqe_dest(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	}
 }
 
-/* Execute a WQE that needs no peer. */
+/* Does @opcode need no peer (a memory-management WR)? */
+static bool vhca_opcode_local(u32 opcode)
+{
+	return opcode == IB_WR_LOCAL_INV || opcode == IB_WR_REG_MR ||
+	       opcode == IB_WR_BIND_MW;
+}
+
+/*
+ * Execute a WQE that needs no peer. A Bind MW binds the window to this
+ * QP: remote accesses through it are accepted on this QP only.
+ */
 static enum ib_wc_status vhca_exec_local(struct vhca_qp *qp,
 					 struct vhca_send_wqe *wqe)
 {
 	int err;
 
-	if (wqe->opcode == IB_WR_LOCAL_INV) {
+	switch (wqe->opcode) {
+	case IB_WR_LOCAL_INV:
 		err = vhca_exec_inv(qp->vdev, qp->pdn, wqe->ex.invalidate_rkey);
 		return err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+	case IB_WR_BIND_MW:
+		err = vhca_exec_bind_mw(qp->vdev, qp->pdn, qp->ibqp.qp_num,
+					wqe->bind.mw_rkey, wqe->bind.mr_lkey,
+					wqe->bind.addr, wqe->bind.length,
+					wqe->bind.access);
+		return err ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
+	default:
+		err = vhca_exec_reg_mr(qp->vdev, qp->pdn, wqe->reg.mr,
+				       wqe->reg.key, wqe->reg.access);
+		return err ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
 	}
-	err = vhca_exec_reg_mr(qp->vdev, qp->pdn, wqe->reg.mr, wqe->reg.key,
-			       wqe->reg.access);
-	return err ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
 }
 
 /*
@@ -858,7 +878,7 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 	u64 len;
 
 	*byte_len = 0;
-	if (wqe->opcode == IB_WR_LOCAL_INV || wqe->opcode == IB_WR_REG_MR) {
+	if (vhca_opcode_local(wqe->opcode)) {
 		*status = vhca_exec_local(qp, wqe);
 		return VHCA_DONE;
 	}

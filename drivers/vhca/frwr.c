@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vhca fast registration (FRWR): the verbs that prepare a fast-reg MR and
- * the device side of the work requests that use it.
+ * the device side of the work requests that use it, and of the other
+ * memory-management work requests: invalidation (of fast-reg MRs and
+ * type 2 windows) and Bind MW.
  *
  * alloc_mr gets a FREE key from mrcore and a CPU-side page list, which
  * map_mr_sg fills through ib_sg_to_pages(); like an HCA reading the
@@ -171,17 +173,50 @@ int vhca_exec_reg_mr(struct vhca_dev *vdev, u32 pdn, struct ib_mr *ibmr,
  * vhca_exec_inv - execute LOCAL_INV or a received Send with Invalidate
  * @vdev: the device that holds @key
  * @pdn: PD number of the executing (or receiving) QP
- * @key: the key to invalidate
+ * @key: the key to invalidate: a fast-reg MR's or a type 2 window's
  *
  * Moves the context of @key from VALID to FREE, once the device's
- * accesses through it have drained; a FREE MR stays FREE.
+ * accesses through it have drained; a FREE MR stays FREE. A type 2
+ * window's rkey stops working the same way, and the window no longer
+ * holds its MR.
  *
  * Context: the engine's worker; may sleep (the MR's mutex, the drain).
- * Return: 0, or the error of mrc_frmr_exec_inv(): -ENOKEY for a key that
- * is not live (stale variant included), -EINVAL for a key that is no
- * fast-reg MR's, -EPERM for another PD, -EBUSY with windows bound.
+ * Return: 0, or the error of mrc_exec_inv(): -ENOKEY for a key that is
+ * not live (stale variant included), -EINVAL for a key that is neither a
+ * fast-reg MR's nor a type 2 window's (a type 1 window's included),
+ * -EPERM for another PD, -EBUSY for an MR with windows bound. The engine
+ * fails the WR on any of them (IB_WC_LOC_PROT_ERR for LOCAL_INV; the
+ * responder's IB_WC_REM_INV_REQ_ERR for Send with Invalidate).
  */
 int vhca_exec_inv(struct vhca_dev *vdev, u32 pdn, u32 key)
 {
-	return mrc_frmr_exec_inv(&vdev->mdev, pdn, key);
+	return mrc_exec_inv(&vdev->mdev, pdn, key);
+}
+
+/**
+ * vhca_exec_bind_mw - execute IB_WR_BIND_MW, as the device
+ * @vdev: the device executing the WR
+ * @pdn: PD number of the executing QP
+ * @qpn: number of the executing QP: the window serves remote accesses
+ *	on this QP only
+ * @mw_key: the window's new rkey (struct vhca_bind_mw_wr.mw_rkey)
+ * @mr_key: the MR's key
+ * @addr: the window's first address in the MR
+ * @length: bytes
+ * @access: the WR's ib_access_flags (IB_ZERO_BASED included)
+ *
+ * mrcore checks the IBA rules (a type 2 window of @pdn, an MR of @pdn
+ * with MW_BIND, the window inside the MR, rights a subset of the MR's)
+ * and writes the window's context: KLM mode over @mr_key, with @qpn.
+ *
+ * Context: the engine's worker; may sleep (mrcore's mutexes, the drain
+ * of a window bound before).
+ * Return: 0 or the error of mrc_mw_exec_bind(); the engine completes the
+ * WR with IB_WC_MW_BIND_ERR on any error.
+ */
+int vhca_exec_bind_mw(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 mw_key,
+		      u32 mr_key, u64 addr, u64 length, u32 access)
+{
+	return mrc_mw_exec_bind(&vdev->mdev, pdn, qpn, mw_key, mr_key, addr,
+				length, vhca_frwr_access(access));
 }

@@ -62,7 +62,8 @@ static atomic_t vhca_qpn_hint = ATOMIC_INIT(VHCA_QPN_GSI + 1);
 			 BIT_ULL(IB_WR_ATOMIC_CMP_AND_SWP) |		\
 			 BIT_ULL(IB_WR_ATOMIC_FETCH_AND_ADD) |		\
 			 BIT_ULL(IB_WR_LOCAL_INV) |			\
-			 BIT_ULL(IB_WR_REG_MR))
+			 BIT_ULL(IB_WR_REG_MR) |			\
+			 BIT_ULL(IB_WR_BIND_MW))
 
 static const u64 vhca_wr_opcodes[] = {
 	[IB_QPT_GSI] = VHCA_UD_WR_OPS,
@@ -300,6 +301,7 @@ int vhca_send_wr_check(const struct vhca_sq *sq, enum ib_qp_type type,
 
 	switch (wr->opcode) {
 	case IB_WR_LOCAL_INV:
+	case IB_WR_BIND_MW:
 		err = 0;
 		break;
 	case IB_WR_REG_MR:
@@ -344,6 +346,17 @@ static void vhca_send_wqe_ud(struct vhca_send_wqe *wqe, enum ib_qp_type type,
 		wqe->ud.remote_qkey = qp_qkey;
 	else
 		wqe->ud.remote_qkey = ud->remote_qkey;
+}
+
+/* A Bind MW WR: the window, the MR and the range, copied now. */
+static void vhca_send_wqe_bind(struct vhca_send_wqe *wqe,
+			       const struct vhca_bind_mw_wr *bind)
+{
+	wqe->bind.mw_rkey = bind->mw_rkey;
+	wqe->bind.mr_lkey = bind->mr_lkey;
+	wqe->bind.addr = bind->addr;
+	wqe->bind.length = bind->length;
+	wqe->bind.access = bind->access;
 }
 
 /* Inline data: the SGEs name kernel virtual addresses, copied now. */
@@ -407,6 +420,9 @@ void vhca_send_wqe_build(struct vhca_send_wqe *wqe, enum ib_qp_type type,
 		wqe->reg.mr = reg_wr(wr)->mr;
 		wqe->reg.key = reg_wr(wr)->key;
 		wqe->reg.access = reg_wr(wr)->access;
+		return;
+	case IB_WR_BIND_MW:
+		vhca_send_wqe_bind(wqe, vhca_bind_mw_wr(wr));
 		return;
 	default:
 		break;

@@ -8,6 +8,7 @@
 #include <kunit/test.h>
 #include <linux/string.h>
 #include <rdma/ib_mad.h>
+#include <rdma/vhca.h>
 
 #include "qp_rules.h"
 
@@ -356,6 +357,7 @@ union any_wr {
 	struct ib_atomic_wr atomic;
 	struct ib_ud_wr ud;
 	struct ib_reg_wr reg;
+	struct vhca_bind_mw_wr bind;
 };
 
 #define TEST_MAX_WR	4
@@ -417,7 +419,7 @@ static const struct wr_case wr_cases[] = {
 	{ "RC REG_MR without an MR", IB_QPT_RC, IB_WR_REG_MR, 0, 0, 0, 0,
 	  false, true, -EINVAL },
 	{ "RC BIND_MW", IB_QPT_RC, IB_WR_BIND_MW, 0, 0, 0, 0, false, false,
-	  -EINVAL },
+	  0 },
 	{ "RC LSO", IB_QPT_RC, IB_WR_LSO, 0, 1, 8, 0, false, false, -EINVAL },
 	{ "RC READ_WITH_INV", IB_QPT_RC, IB_WR_RDMA_READ_WITH_INV, 0, 1, 8, 0,
 	  false, false, -EINVAL },
@@ -437,6 +439,8 @@ static const struct wr_case wr_cases[] = {
 	{ "UD SEND_WITH_INV", IB_QPT_UD, IB_WR_SEND_WITH_INV, 0, 1, 8, 0,
 	  false, false, -EINVAL },
 	{ "UD LOCAL_INV", IB_QPT_UD, IB_WR_LOCAL_INV, 0, 0, 0, 0, false, false,
+	  -EINVAL },
+	{ "UD BIND_MW", IB_QPT_UD, IB_WR_BIND_MW, 0, 0, 0, 0, false, false,
 	  -EINVAL },
 	{ "GSI SEND", IB_QPT_GSI, IB_WR_SEND, 0, 2, 256, 0, false, false, 0 },
 	{ "GSI atomic", IB_QPT_GSI, IB_WR_ATOMIC_FETCH_AND_ADD, 0, 1, 8, 0,
@@ -507,7 +511,7 @@ static void vhca_send_wr_check_queue_full(struct kunit *test)
 			-ENOMEM);
 
 	/* A bad WR on a full queue is still a bad WR. */
-	wr.opcode = IB_WR_BIND_MW;
+	wr.opcode = IB_WR_LSO;
 	KUNIT_EXPECT_EQ(test, vhca_send_wr_check(&sq, IB_QPT_RC, &wr),
 			-EINVAL);
 }
@@ -703,6 +707,39 @@ static void vhca_send_wqe_build_reg_mr(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ctx->wqe->num_sge, 0U);
 }
 
+/* A Bind MW copies the window, the MR, the range and the rights. */
+static void vhca_send_wqe_build_bind_mw(struct kunit *test)
+{
+	struct build_ctx *ctx = test->priv;
+	struct ib_sge sge = { .addr = 1, .length = 1 };
+	struct vhca_bind_mw_wr w = {
+		.wr = {
+			.opcode = IB_WR_BIND_MW,
+			.wr_id = 9,
+			/* Not a data WR: an SGE given anyway is not copied. */
+			.sg_list = &sge,
+			.num_sge = 1,
+		},
+		.mw_rkey = 0x1207,
+		.mr_lkey = 0x3401,
+		.addr = 0x10000123,
+		.length = 0x2000,
+		.access = IB_ACCESS_REMOTE_READ | IB_ZERO_BASED,
+	};
+
+	vhca_send_wqe_build(ctx->wqe, IB_QPT_RC, 0, &w.wr);
+
+	KUNIT_EXPECT_EQ(test, ctx->wqe->opcode, (u32)IB_WR_BIND_MW);
+	KUNIT_EXPECT_EQ(test, ctx->wqe->wr_id, 9ULL);
+	KUNIT_EXPECT_EQ(test, ctx->wqe->bind.mw_rkey, 0x1207U);
+	KUNIT_EXPECT_EQ(test, ctx->wqe->bind.mr_lkey, 0x3401U);
+	KUNIT_EXPECT_EQ(test, ctx->wqe->bind.addr, 0x10000123ULL);
+	KUNIT_EXPECT_EQ(test, ctx->wqe->bind.length, 0x2000ULL);
+	KUNIT_EXPECT_EQ(test, ctx->wqe->bind.access,
+			(u32)(IB_ACCESS_REMOTE_READ | IB_ZERO_BASED));
+	KUNIT_EXPECT_EQ(test, ctx->wqe->num_sge, 0U);
+}
+
 /* Inline SGEs name kernel memory; their bytes land back to back. */
 static void vhca_send_wqe_build_inline(struct kunit *test)
 {
@@ -816,6 +853,7 @@ static struct kunit_case wqe_test_cases[] = {
 	KUNIT_CASE(vhca_send_wqe_build_send_inv),
 	KUNIT_CASE(vhca_send_wqe_build_local_inv),
 	KUNIT_CASE(vhca_send_wqe_build_reg_mr),
+	KUNIT_CASE(vhca_send_wqe_build_bind_mw),
 	KUNIT_CASE(vhca_send_wqe_build_inline),
 	KUNIT_CASE_PARAM(vhca_send_wqe_build_ud_table, ud_gen_params),
 	{}

@@ -259,6 +259,7 @@ struct vhca_ah {
  * @atomic: atomic target and operands
  * @ud: UD destination, copied from the AH at post time
  * @reg: IB_WR_REG_MR: the MR, its new key and access
+ * @bind: IB_WR_BIND_MW: struct vhca_bind_mw_wr's fields
  * @sge: gather list, or (IB_SEND_INLINE) @inline_data
  */
 struct vhca_send_wqe {
@@ -293,6 +294,13 @@ struct vhca_send_wqe {
 			u32 key;
 			int access;
 		} reg;
+		struct {
+			u64 addr;
+			u64 length;
+			u32 mw_rkey;
+			u32 mr_lkey;
+			u32 access;
+		} bind;
 	};
 	union {
 		DECLARE_FLEX_ARRAY(struct ib_sge, sge);

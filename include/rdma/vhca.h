@@ -16,10 +16,9 @@
 #ifndef _RDMA_VHCA_H
 #define _RDMA_VHCA_H
 
+#include <linux/container_of.h>
 #include <linux/types.h>
-
-struct ib_device;
-struct ib_pd;
+#include <rdma/ib_verbs.h>
 
 /* Direction and rights of a device access (MRC_ACCESS_* names the MR's). */
 enum vhca_access_dir {
@@ -74,12 +73,50 @@ int vhca_mkey_info(struct ib_device *ibdev, u32 key, u8 *page_shift,
 /* The PD number behind an ib_pd of a vhca device; 0 for any other PD. */
 u32 vhca_pd_pdn(struct ib_pd *ibpd);
 
-struct ib_mr;
 struct mrc_pd;
 struct mrc_mr;
 
 /* mrcore's PD / MR behind a vhca ib_pd / ib_mr; NULL for other devices. */
 struct mrc_pd *vhca_pd_mrc(struct ib_pd *ibpd);
 struct mrc_mr *vhca_mr_mrc(struct ib_mr *ibmr);
+
+/**
+ * struct vhca_bind_mw_wr - a Bind Memory Window work request (type 2)
+ * @wr: the WR, with opcode IB_WR_BIND_MW; no SGEs are read
+ * @mw_rkey: the window's new rkey: the key of a type 2 window (from
+ *	mrc_alloc_mw()) with the same index and any variant, as
+ *	ib_inc_rkey() makes one
+ * @mr_lkey: the key of the MR the window is bound to: an MR of the QP's
+ *	PD registered with IB_ACCESS_MW_BIND
+ * @addr: first address of the window, in the MR's address space
+ * @length: bytes of the window, inside the MR
+ * @access: IB_ACCESS_REMOTE_* rights of the window, a subset of the
+ *	MR's, with IB_ZERO_BASED for a window whose addresses start at 0
+ *
+ * 6.1's ib_verbs.h has the opcode (IB_WR_BIND_MW, completing as
+ * IB_WC_BIND_MW, failing as IB_WC_MW_BIND_ERR) but no kernel WR struct
+ * for it: kernel callers of a vhca RC QP post this one, with
+ * &bind.wr as the WR. The device executes it in QP order, binding the
+ * window to the MR and to the QP it was posted on
+ * (mrc_mw_exec_bind()): remote accesses through @mw_rkey are then
+ * accepted on that QP only. A refused bind completes with
+ * IB_WC_MW_BIND_ERR and moves the QP to the error state. Type 1 windows
+ * are bound with mrc_bind_mw(), not with a WR.
+ */
+struct vhca_bind_mw_wr {
+	struct ib_send_wr wr;
+	u32 mw_rkey;
+	u32 mr_lkey;
+	u64 addr;
+	u64 length;
+	u32 access;
+};
+
+/* The Bind MW WR @wr (opcode IB_WR_BIND_MW) is part of. */
+static inline const struct vhca_bind_mw_wr *
+vhca_bind_mw_wr(const struct ib_send_wr *wr)
+{
+	return container_of(wr, struct vhca_bind_mw_wr, wr);
+}
 
 #endif /* _RDMA_VHCA_H */
