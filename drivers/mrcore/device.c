@@ -76,6 +76,8 @@ static void mrc_init_state(struct mrc_device *mdev)
 	atomic64_set(&mdev->pages_pinned, 0);
 	atomic64_set(&mdev->stats_mr_regs, 0);
 	atomic64_set(&mdev->stats_mr_reregs, 0);
+	atomic_set(&mdev->num_mws, 0);
+	atomic64_set(&mdev->stats_mw_binds, 0);
 	atomic_set(&mdev->inject, 0);
 	for (stage = 0; stage < MRC_NUM_STAGES; stage++)
 		atomic64_set(&mdev->stats_injected[stage], 0);
@@ -115,6 +117,9 @@ static void mrc_stats_show_mrs(struct seq_file *s, struct mrc_device *mdev)
 		   (long long)atomic64_read(&mdev->stats_mr_regs));
 	seq_printf(s, "mr_reregs %lld\n",
 		   (long long)atomic64_read(&mdev->stats_mr_reregs));
+	seq_printf(s, "mws %d\n", atomic_read(&mdev->num_mws));
+	seq_printf(s, "mw_binds %lld\n",
+		   (long long)atomic64_read(&mdev->stats_mw_binds));
 }
 
 static int mrc_stats_show(struct seq_file *s, void *unused)

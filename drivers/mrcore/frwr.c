@@ -3,27 +3,31 @@
  * mrcore: fast registration (FRWR, IBTA "Fast Register Physical MR").
  *
  * mrc_alloc_frmr() gives an MR a key whose context is FREE, in MTT mode,
- * with translation space reserved for up to max_pages entries. From then
- * on the device side of the backend (the engine executing work requests
- * in QP order) moves the context between FREE and VALID:
+ * with translation space reserved for up to max_pages entries;
+ * mrc_alloc_frmr_sg_gaps() does the same in KLM mode, for max_entries KLM
+ * entries (IB_MR_TYPE_SG_GAPS). From then on the device side of the
+ * backend (the engine executing work requests in QP order) moves the
+ * context between FREE and VALID:
  *
- *   FREE  --mrc_frmr_exec_reg()-->  VALID   (IB_WR_REG_MR)
- *   VALID --mrc_frmr_exec_inv()-->  FREE    (LOCAL_INV, Send with Invalidate)
+ *   FREE  --mrc_frmr_exec_reg()-->      VALID   (IB_WR_REG_MR, MTT mode)
+ *   FREE  --mrc_frmr_exec_reg_klm()-->  VALID   (IB_WR_REG_MR, KLM mode)
+ *   VALID --mrc_frmr_exec_inv()-->      FREE    (LOCAL_INV, Send with Invalidate)
  *
- * A REG_MR writes the page list as MTT entries over the reserved space,
- * fences once and writes the VALID context last, as every registration
- * does; it may change the key's variant (ib_update_fast_reg_key()), and
- * mrcore's record of the index's variant follows, so mrc_mkey_owner() and
- * mrc_mkey_free() know the key the context holds. An invalidation writes
- * a FREE context over the VALID one; the backend's write_mkey returns only
- * once no access through the VALID context is still running.
+ * A REG_MR writes the page list as MTT entries (or the DMA ranges as KLM
+ * entries over the local DMA key) over the reserved space, fences once
+ * and writes the VALID context last, as every registration does; it may
+ * change the key's variant (ib_update_fast_reg_key()), and mrcore's record
+ * of the index's variant follows, so mrc_mkey_owner() and mrc_mkey_free()
+ * know the key the context holds. An invalidation writes a FREE context
+ * over the VALID one; the backend's write_mkey returns only once no access
+ * through the VALID context is still running.
  *
  * Both transitions run under the MR's mutex (mrc_mr.lock), so REG_MR and
- * invalidations from several QPs, and deregistration, are serialised. An
- * invalidation finds its MR by key, which a peer chooses, so the MR may be
- * torn down at the same time: lookups hold the MR through frmr->users, and
- * mrc_dealloc_frmr() turns new lookups away and waits for the others
- * before the ordinary mrc_dereg_mr() path invalidates, drains and frees.
+ * invalidations from several QPs, window binds and deregistration are
+ * serialised. An invalidation finds its MR by key, which a peer chooses,
+ * so the MR may be torn down at the same time: lookups hold the MR through
+ * mr->users (mrc_mr_lookup()), and mrc_dereg_mr() turns new lookups away
+ * and waits for the others before it invalidates, drains and frees.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -47,27 +51,24 @@
 			__func__, ##__VA_ARGS__);			\
 	} while (0)
 
-/* MTT entries a REG_MR encodes per write_xlt, in a buffer on the stack. */
+/* Entries a REG_MR encodes per write_xlt, in a 256-byte stack buffer. */
 #define MRC_FRMR_CHUNK		32
+#define MRC_FRMR_KLM_CHUNK	16
 
 /**
  * struct mrc_frmr - a fast-registration MR
  * @mr: the MR; first, because mrc_dereg_mr() frees it as a struct mrc_mr
  *	(kfree_rcu() of its address), which is then the address of this
- * @max_pages: MTT entries reserved in @mr.xlt
+ * @max_pages: entries reserved in @mr.xlt: MTT entries, or KLM entries for
+ *	an SG_GAPS MR (@mr.mode MRC_ACCESS_MODE_KLM)
  * @state: enum mrc_mkey_state of the context as mrcore last wrote it:
- *	INVALID until alloc wrote it FREE, then FREE or VALID; under @mr.lock
- * @dying: mrc_dealloc_frmr() (or a failed alloc) is tearing the MR down:
- *	lookups by key fail
- * @users: lookups by key (mrc_frmr_exec_inv()) still using the MR;
- *	teardown waits for zero
+ *	INVALID until alloc wrote it FREE, then FREE or VALID; written under
+ *	@mr.lock, read locklessly by mrc_frmr_state()
  */
 struct mrc_frmr {
 	struct mrc_mr mr;
 	u32 max_pages;
 	u8 state;
-	bool dying;
-	atomic_t users;
 };
 
 static_assert(offsetof(struct mrc_frmr, mr) == 0);
@@ -76,6 +77,30 @@ static_assert(offsetof(struct mrc_frmr, mr) == 0);
 static struct mrc_frmr *to_mrc_frmr(struct mrc_mr *mr)
 {
 	return container_of(mr, struct mrc_frmr, mr);
+}
+
+static void mrc_frmr_set_state(struct mrc_frmr *frmr, u8 state)
+{
+	lockdep_assert_held(&frmr->mr.lock);
+	/* Read locklessly by mrc_frmr_state(). */
+	WRITE_ONCE(frmr->state, state);
+}
+
+/**
+ * mrc_frmr_state - the state of a fast-reg MR's context
+ * @mr: a fast-reg MR, held or found under RCU
+ *
+ * Exact under the MR's mutex, a snapshot without it.
+ *
+ * Context: any context.
+ * Return: enum mrc_mkey_state as mrcore last wrote it.
+ */
+enum mrc_mkey_state mrc_frmr_state(const struct mrc_mr *mr)
+{
+	const struct mrc_frmr *frmr = container_of(mr, struct mrc_frmr, mr);
+
+	/* Written under the MR's mutex by mrc_frmr_set_state(). */
+	return READ_ONCE(frmr->state);
 }
 
 /**
@@ -97,6 +122,23 @@ u32 mrc_frmr_max_pages(const struct mrc_device *mdev)
 }
 EXPORT_SYMBOL_GPL(mrc_frmr_max_pages);
 
+/* The largest KLM list an SG_GAPS MR may have: as mrc_frmr_max_pages(). */
+static u32 mrc_frmr_max_klm(const struct mrc_device *mdev)
+{
+	u64 bytes = BIT_ULL(mdev->xlt.max_order) << MRC_XLT_SEG_SHIFT;
+
+	return min_t(u64, bytes / MRC_KLM_ENTRY_SIZE, U32_MAX);
+}
+
+/* Bytes of translation space @frmr reserves. */
+static u64 mrc_frmr_xlt_bytes(const struct mrc_frmr *frmr)
+{
+	unsigned int esize = frmr->mr.mode == MRC_ACCESS_MODE_KLM ?
+			     MRC_KLM_ENTRY_SIZE : MRC_MTT_ENTRY_SIZE;
+
+	return (u64)frmr->max_pages * esize;
+}
+
 /* The context of a FREE fast-reg MR: its key and PD, no translation. */
 static void mrc_frmr_free_ctx(const struct mrc_frmr *frmr,
 			      struct mrc_mkey_ctx *ctx)
@@ -104,62 +146,29 @@ static void mrc_frmr_free_ctx(const struct mrc_frmr *frmr,
 	*ctx = (struct mrc_mkey_ctx) {
 		.key = frmr->mr.key,
 		.state = MRC_MKEY_FREE,
-		.access_mode = MRC_ACCESS_MODE_MTT,
+		.access_mode = frmr->mr.mode,
 		.pdn = frmr->mr.pd->pdn,
 		.xlt_offset = frmr->mr.xlt.offset,
 	};
 }
 
-static void mrc_frmr_put(struct mrc_frmr *frmr)
-{
-	/* Fully ordered: the caller is done with the MR before it drops. */
-	if (atomic_dec_and_test(&frmr->users))
-		wake_up_var(&frmr->users);
-}
-
 /*
  * The fast-reg MR that owns @key, held against teardown until
- * mrc_frmr_put(). Every key owner mrcore registers is a struct mrc_mr
- * (the local DMA key has none), so the owner's type tells its kind.
+ * mrc_mr_put().
  */
 static struct mrc_frmr *mrc_frmr_get(struct mrc_device *mdev, u32 key)
 {
-	struct mrc_frmr *frmr;
 	struct mrc_mr *mr;
 
-	rcu_read_lock();
-	mr = mrc_mkey_owner(mdev, key);
-	if (!mr) {
-		frmr = ERR_PTR(-ENOKEY);
-		goto out_unlock;
-	}
+	mr = mrc_mr_lookup(mdev, key);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	/* IBTA: only a fast-registration MR can be invalidated. */
 	if (mr->type != MRC_MR_FAST_REG) {
-		frmr = ERR_PTR(-EINVAL);
-		goto out_unlock;
+		mrc_mr_put(mr);
+		return ERR_PTR(-EINVAL);
 	}
-
-	frmr = to_mrc_frmr(mr);
-	atomic_inc(&frmr->users);
-	/* Pairs with smp_mb() in mrc_frmr_quiesce(): users before dying. */
-	smp_mb__after_atomic();
-	if (READ_ONCE(frmr->dying)) {
-		mrc_frmr_put(frmr);
-		frmr = ERR_PTR(-ENOKEY);
-	}
-out_unlock:
-	rcu_read_unlock();
-	return frmr;
-}
-
-/* Turn new lookups by key away and wait for those that got the MR. */
-static void mrc_frmr_quiesce(struct mrc_frmr *frmr)
-{
-	/* Read locklessly by mrc_frmr_get(). */
-	WRITE_ONCE(frmr->dying, true);
-	/* Pairs with smp_mb__after_atomic() in mrc_frmr_get(). */
-	smp_mb();
-	wait_var_event(&frmr->users, !atomic_read(&frmr->users));
+	return to_mrc_frmr(mr);
 }
 
 static void mrc_frmr_count(struct mrc_mr *mr)
@@ -192,8 +201,7 @@ static int mrc_frmr_install(struct mrc_frmr *frmr)
 		ret = -ENOSPC;
 		goto out_free_key;
 	}
-	ret = mrc_xlt_alloc(mdev, (u64)frmr->max_pages * MRC_MTT_ENTRY_SIZE,
-			    &mr->xlt);
+	ret = mrc_xlt_alloc(mdev, mrc_frmr_xlt_bytes(frmr), &mr->xlt);
 	if (ret)
 		goto out_free_key;
 
@@ -207,18 +215,48 @@ static int mrc_frmr_install(struct mrc_frmr *frmr)
 		goto out_free_xlt;
 
 	mutex_lock(&mr->lock);
-	frmr->state = MRC_MKEY_FREE;
+	mrc_frmr_set_state(frmr, MRC_MKEY_FREE);
 	mutex_unlock(&mr->lock);
 	mrc_frmr_count(mr);
+	mrc_key_users_revive(&mr->users);
 	return 0;
 
 out_free_xlt:
 	mrc_xlt_free(mdev, &mr->xlt);
 out_free_key:
-	mrc_frmr_quiesce(frmr);
+	mrc_key_users_quiesce(&mr->users);
 	mrc_mkey_free(mdev, mr->key);
 	mr->key = 0;
 	return ret;
+}
+
+/* Allocate and install a fast-reg MR of either mode; arguments checked. */
+static struct mrc_mr *mrc_frmr_create(struct mrc_pd *pd, u8 mode,
+				      u32 max_entries)
+{
+	struct mrc_frmr *frmr;
+	int ret;
+
+	frmr = kzalloc(sizeof(*frmr), GFP_KERNEL);
+	if (!frmr)
+		return ERR_PTR(-ENOMEM);
+	mrc_mr_init(&frmr->mr, pd, MRC_MR_FAST_REG, 0);
+	frmr->mr.mode = mode;
+	frmr->max_pages = max_entries;
+	frmr->state = MRC_MKEY_INVALID;
+
+	ret = mrc_frmr_install(frmr);
+	if (ret)
+		goto out_free_frmr;
+	mrc_dbg_mr(&frmr->mr, "mode %u max entries %u xlt 0x%llx\n", mode,
+		   max_entries, frmr->mr.xlt.offset);
+	return &frmr->mr;
+
+out_free_frmr:
+	mutex_destroy(&frmr->mr.lock);
+	/* Lookups that found the key ran under RCU: free after a grace. */
+	kfree_rcu(frmr, mr.rcu);
+	return ERR_PTR(ret);
 }
 
 /**
@@ -240,73 +278,88 @@ out_free_key:
  */
 struct mrc_mr *mrc_alloc_frmr(struct mrc_pd *pd, u32 max_pages)
 {
-	struct mrc_frmr *frmr;
-	int ret;
-
-	if (!pd || !pd->mdev || !pd->pdn)
+	if (mrc_check_pd(pd))
 		return ERR_PTR(-EINVAL);
 	if (!max_pages || max_pages > mrc_frmr_max_pages(pd->mdev))
 		return ERR_PTR(-EINVAL);
-
-	frmr = kzalloc(sizeof(*frmr), GFP_KERNEL);
-	if (!frmr)
-		return ERR_PTR(-ENOMEM);
-	frmr->mr.mdev = pd->mdev;
-	frmr->mr.pd = pd;
-	frmr->mr.type = MRC_MR_FAST_REG;
-	frmr->mr.mode = MRC_ACCESS_MODE_MTT;
-	atomic_set(&frmr->mr.num_mw, 0);
-	mutex_init(&frmr->mr.lock);
-	frmr->max_pages = max_pages;
-	frmr->state = MRC_MKEY_INVALID;
-	atomic_set(&frmr->users, 0);
-
-	ret = mrc_frmr_install(frmr);
-	if (ret)
-		goto out_free_frmr;
-	mrc_dbg_mr(&frmr->mr, "max_pages %u xlt 0x%llx\n", max_pages,
-		   frmr->mr.xlt.offset);
-	return &frmr->mr;
-
-out_free_frmr:
-	mutex_destroy(&frmr->mr.lock);
-	/* Lookups that found the key ran under RCU: free after a grace. */
-	kfree_rcu(frmr, mr.rcu);
-	return ERR_PTR(ret);
+	return mrc_frmr_create(pd, MRC_ACCESS_MODE_MTT, max_pages);
 }
 EXPORT_SYMBOL_GPL(mrc_alloc_frmr);
 
 /**
- * mrc_dealloc_frmr - deregister a fast-registration MR and free it
- * @mr: from mrc_alloc_frmr(), FREE or VALID
+ * mrc_alloc_frmr_sg_gaps - allocate a fast-reg MR for lists with gaps
+ * @pd: protection domain
+ * @max_entries: the most DMA ranges a REG_MR of it may carry, in [1, the
+ *	16-byte KLM entries of the largest translation block]
  *
- * Invalidations by key (mrc_frmr_exec_inv(), which a peer can trigger at
- * any time) are turned away and those already running waited for; then
- * mrc_dereg_mr() invalidates the key, drains the device, and frees the
- * translation space, the key and the MR. Fast-reg MRs must be freed here,
- * not with mrc_dereg_mr() directly.
+ * As mrc_alloc_frmr(), in KLM mode (IB_MR_TYPE_SG_GAPS): @max_entries KLM
+ * entries of translation space are reserved and the context is written
+ * FREE, in KLM mode. A REG_MR then takes any list of DMA ranges, of any
+ * length and alignment, with mrc_frmr_exec_reg_klm(). Free it with
+ * mrc_dealloc_frmr().
  *
  * Context: process context; may sleep.
- * Return: 0; -EINVAL (counted as misuse) if @mr is not a fast-reg MR; or
- * the error of mrc_dereg_mr(), after which the MR is still usable.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @max_entries;
+ * -EOPNOTSUPP on a device without MRC_CAP_KLM; the other errors of
+ * mrc_alloc_frmr(). Nothing is left behind on failure.
+ */
+struct mrc_mr *mrc_alloc_frmr_sg_gaps(struct mrc_pd *pd, u32 max_entries)
+{
+	if (mrc_check_pd(pd))
+		return ERR_PTR(-EINVAL);
+	if (!max_entries || max_entries > mrc_frmr_max_klm(pd->mdev))
+		return ERR_PTR(-EINVAL);
+	if (!(pd->mdev->caps.flags & MRC_CAP_KLM))
+		return ERR_PTR(-EOPNOTSUPP);
+	return mrc_frmr_create(pd, MRC_ACCESS_MODE_KLM, max_entries);
+}
+EXPORT_SYMBOL_GPL(mrc_alloc_frmr_sg_gaps);
+
+/**
+ * mrc_dealloc_frmr - deregister a fast-registration MR and free it
+ * @mr: from mrc_alloc_frmr() or mrc_alloc_frmr_sg_gaps(), FREE or VALID
+ *
+ * mrc_dereg_mr() on a fast-reg MR: invalidations by key
+ * (mrc_frmr_exec_inv(), which a peer can trigger at any time) are turned
+ * away and those already running waited for; then the key is invalidated,
+ * the device drained, and the translation space, the key and the MR
+ * freed. Fast-reg MRs are freed here, which checks the type.
+ *
+ * Context: process context; may sleep.
+ * Return: 0; -EINVAL (counted as misuse) if @mr is not a fast-reg MR;
+ * -EBUSY while windows are bound; or the error of mrc_dereg_mr(), after
+ * which the MR is still usable.
  */
 int mrc_dealloc_frmr(struct mrc_mr *mr)
 {
-	struct mrc_frmr *frmr;
-	int ret;
-
 	if (mrc_misuse(mr->mdev, mr->type != MRC_MR_FAST_REG))
 		return -EINVAL;
-	frmr = to_mrc_frmr(mr);
-
-	mrc_frmr_quiesce(frmr);
-	ret = mrc_dereg_mr(mr);
-	/* Still registered after a failure: lookups may find it again. */
-	if (ret)
-		WRITE_ONCE(frmr->dying, false);
-	return ret;
+	return mrc_dereg_mr(mr);
 }
 EXPORT_SYMBOL_GPL(mrc_dealloc_frmr);
+
+/* The checks a REG_MR of either mode shares, under the MR's lock. */
+static int mrc_frmr_check_common(const struct mrc_frmr *frmr, u32 key,
+				 u32 access)
+{
+	int ret;
+
+	lockdep_assert_held(&frmr->mr.lock);
+
+	/* IBTA: only an MR in the Free state may be fast-registered. */
+	if (frmr->state != MRC_MKEY_FREE)
+		return -EINVAL;
+	/* The WR may change the key's variant only, not its index. */
+	if (mrc_key_index(key) != mrc_key_index(frmr->mr.key))
+		return -EINVAL;
+	/* Rights as for any registration; a WR's iova is never zero-based. */
+	ret = mrc_check_access(access);
+	if (ret)
+		return ret;
+	if (access & MRC_ACCESS_ZERO_BASED)
+		return -EINVAL;
+	return 0;
+}
 
 /* The checks of a REG_MR, against the MR's state under its lock. */
 static int mrc_frmr_check_reg(const struct mrc_frmr *frmr, u32 key, u64 iova,
@@ -318,22 +371,11 @@ static int mrc_frmr_check_reg(const struct mrc_frmr *frmr, u32 key, u64 iova,
 	u32 i, need;
 	int ret;
 
-	lockdep_assert_held(&mr->lock);
-
-	/* IBTA: only an MR in the Free state may be fast-registered. */
-	if (frmr->state != MRC_MKEY_FREE)
-		return -EINVAL;
-	/* The WR may change the key's variant only, not its index. */
-	if (mrc_key_index(key) != mrc_key_index(mr->key))
-		return -EINVAL;
-	/* The page list fits the space alloc reserved. */
-	if (!pages || !npages || npages > frmr->max_pages)
-		return -EINVAL;
-	/* Rights as for any registration; a WR's iova is never zero-based. */
-	ret = mrc_check_access(access);
+	ret = mrc_frmr_check_common(frmr, key, access);
 	if (ret)
 		return ret;
-	if (access & MRC_ACCESS_ZERO_BASED)
+	/* The page list fits the space alloc reserved. */
+	if (!pages || !npages || npages > frmr->max_pages)
 		return -EINVAL;
 	/* A page size the device's MTT takes. */
 	if (page_shift >= BITS_PER_LONG ||
@@ -382,14 +424,40 @@ static int mrc_frmr_write_mtt(struct mrc_frmr *frmr, const u64 *pages,
 	return 0;
 }
 
-/* Record @key's variant as its index's, under the mkeys lock (mkey.c). */
-static void mrc_frmr_set_variant(struct mrc_device *mdev, u32 key)
+/*
+ * The entries of a REG_MR are written: one fence, then the VALID context
+ * (@ctx: key, iova, length, mode, page shift, entries) and the MR's record
+ * of it. @access is the WR's, registration-only bits included.
+ */
+static int mrc_frmr_go_valid(struct mrc_frmr *frmr, struct mrc_mkey_ctx *ctx,
+			     u32 access)
 {
-	xa_lock(&mdev->mkeys);
-	/* Read locklessly by mrc_mkey_owner(); the owner does not change. */
-	WRITE_ONCE(mdev->mkey_variant[mrc_key_index(key)],
-		   mrc_key_variant(key));
-	xa_unlock(&mdev->mkeys);
+	struct mrc_mr *mr = &frmr->mr;
+	struct mrc_device *mdev = mr->mdev;
+	int ret;
+
+	lockdep_assert_held(&mr->lock);
+
+	mdev->ops->fence(mdev);
+	ctx->state = MRC_MKEY_VALID;
+	ctx->pdn = mr->pd->pdn;
+	ctx->access = access & MRC_ACCESS_HW_MASK;
+	ctx->xlt_offset = mr->xlt.offset;
+	/* A FREE slot has no walkers: this does not wait. */
+	ret = mdev->ops->write_mkey(mdev, mrc_key_index(ctx->key), ctx);
+	if (ret)
+		return ret;
+
+	if (ctx->key != mr->key)
+		mrc_mkey_set_variant(mdev, ctx->key);
+	mr->key = ctx->key;
+	mr->access = access;
+	mr->iova = ctx->iova;
+	mr->length = ctx->length;
+	mr->page_shift = ctx->page_shift;
+	mr->nentries = ctx->xlt_entries;
+	mrc_frmr_set_state(frmr, MRC_MKEY_VALID);
+	return 0;
 }
 
 /* The checked REG_MR: entries, one fence, the VALID context last. */
@@ -397,46 +465,21 @@ static int mrc_frmr_reg_locked(struct mrc_frmr *frmr, u32 key, u64 iova,
 			       u64 length, unsigned int page_shift,
 			       const u64 *pages, u32 npages, u32 access)
 {
-	struct mrc_mr *mr = &frmr->mr;
-	struct mrc_device *mdev = mr->mdev;
-	struct mrc_mkey_ctx ctx;
+	struct mrc_mkey_ctx ctx = {
+		.key = key,
+		.access_mode = MRC_ACCESS_MODE_MTT,
+		.page_shift = page_shift,
+		.iova = iova,
+		.length = length,
+		.xlt_entries = npages,
+	};
 	int ret;
-
-	lockdep_assert_held(&mr->lock);
 
 	ret = mrc_frmr_write_mtt(frmr, pages, npages,
 				 mrc_access_writable(access));
 	if (ret)
 		return ret;
-	mdev->ops->fence(mdev);
-
-	ctx = (struct mrc_mkey_ctx) {
-		.key = key,
-		.state = MRC_MKEY_VALID,
-		.access_mode = MRC_ACCESS_MODE_MTT,
-		.page_shift = page_shift,
-		.pdn = mr->pd->pdn,
-		.access = access & MRC_ACCESS_HW_MASK,
-		.iova = iova,
-		.length = length,
-		.xlt_offset = mr->xlt.offset,
-		.xlt_entries = npages,
-	};
-	/* A FREE slot has no walkers: this does not wait. */
-	ret = mdev->ops->write_mkey(mdev, mrc_key_index(key), &ctx);
-	if (ret)
-		return ret;
-
-	if (key != mr->key)
-		mrc_frmr_set_variant(mdev, key);
-	mr->key = key;
-	mr->access = access;
-	mr->iova = iova;
-	mr->length = length;
-	mr->page_shift = page_shift;
-	mr->nentries = npages;
-	frmr->state = MRC_MKEY_VALID;
-	return 0;
+	return mrc_frmr_go_valid(frmr, &ctx, access);
 }
 
 /**
@@ -464,7 +507,8 @@ static int mrc_frmr_reg_locked(struct mrc_frmr *frmr, u32 key, u64 iova,
  *
  * Context: process context; may sleep briefly (the MR's mutex). Takes no
  * lock a caller of other mrcore calls holds.
- * Return: 0; -EINVAL if @mr is not a fast-reg MR, is not FREE (IBTA:
+ * Return: 0; -EINVAL if @mr is not an MTT-mode fast-reg MR (an SG_GAPS
+ * MR takes mrc_frmr_exec_reg_klm()), is not FREE (IBTA:
  * REG_MR on a VALID MR fails), @key names another index, @npages is 0 or
  * above max_pages, @access is refused or ZERO_BASED, @page_shift is not a
  * device page size, the pages do not cover the range or are misaligned,
@@ -478,8 +522,9 @@ int mrc_frmr_exec_reg(struct mrc_mr *mr, u32 key, u64 iova, u64 length,
 	struct mrc_frmr *frmr;
 	int ret;
 
-	/* Only a fast-registration MR takes a REG_MR. */
-	if (!mr || mr->type != MRC_MR_FAST_REG)
+	/* Only an MTT-mode fast-registration MR takes a page list. */
+	if (!mr || mr->type != MRC_MR_FAST_REG ||
+	    mr->mode != MRC_ACCESS_MODE_MTT)
 		return -EINVAL;
 	frmr = to_mrc_frmr(mr);
 
@@ -495,6 +540,123 @@ int mrc_frmr_exec_reg(struct mrc_mr *mr, u32 key, u64 iova, u64 length,
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mrc_frmr_exec_reg);
+
+/*
+ * The checks of an SG_GAPS REG_MR: every range 1 .. MRC_KLM_MAX_BCOUNT
+ * bytes (one KLM entry each) and not wrapping, the total and the key's
+ * range not wrapping either. The total is returned in @length.
+ */
+static int mrc_frmr_check_klm(const struct mrc_frmr *frmr, u32 key, u64 iova,
+			      const struct mrc_phys_buf *bufs, u32 nbufs,
+			      u32 access, u64 *length)
+{
+	u64 end, total = 0;
+	u32 i;
+	int ret;
+
+	ret = mrc_frmr_check_common(frmr, key, access);
+	if (ret)
+		return ret;
+	/* The list fits the space alloc reserved. */
+	if (!bufs || !nbufs || nbufs > frmr->max_pages)
+		return -EINVAL;
+	for (i = 0; i < nbufs; i++) {
+		if (!bufs[i].size || bufs[i].size > MRC_KLM_MAX_BCOUNT ||
+		    check_add_overflow(bufs[i].addr, bufs[i].size - 1, &end) ||
+		    check_add_overflow(total, bufs[i].size, &total))
+			return -EINVAL;
+	}
+	if (check_add_overflow(iova, total - 1, &end))
+		return -EINVAL;
+	*length = total;
+	return 0;
+}
+
+/* One KLM entry {bcount, local DMA key, addr} per range, a chunk at a time. */
+static int mrc_frmr_write_klm(struct mrc_frmr *frmr,
+			      const struct mrc_phys_buf *bufs, u32 nbufs)
+{
+	struct mrc_device *mdev = frmr->mr.mdev;
+	struct mrc_klm buf[MRC_FRMR_KLM_CHUNK];
+	u64 offset = frmr->mr.xlt.offset;
+	u32 i, j, n;
+	int ret;
+
+	BUILD_BUG_ON(sizeof(struct mrc_klm) != MRC_KLM_ENTRY_SIZE);
+
+	for (i = 0; i < nbufs; i += n) {
+		n = min_t(u32, nbufs - i, MRC_FRMR_KLM_CHUNK);
+		for (j = 0; j < n; j++)
+			buf[j] = (struct mrc_klm) {
+				.bcount = cpu_to_le32(bufs[i + j].size),
+				.key = cpu_to_le32(mdev->local_dma_lkey),
+				.addr = cpu_to_le64(bufs[i + j].addr),
+			};
+		ret = mdev->ops->write_xlt(mdev, offset, buf,
+					   n * sizeof(*buf));
+		if (ret)
+			return ret;
+		offset += n * sizeof(*buf);
+	}
+	return 0;
+}
+
+/**
+ * mrc_frmr_exec_reg_klm - execute a REG_MR on an SG_GAPS MR, as the device
+ * @mr: a fast-reg MR from mrc_alloc_frmr_sg_gaps()
+ * @key: the WR's key: @mr's index, any variant (ib_update_fast_reg_key())
+ * @iova: address of the first byte
+ * @bufs: the DMA ranges, in the order the key's addresses run through
+ *	them; any address and length, each 1 .. MRC_KLM_MAX_BCOUNT bytes
+ * @nbufs: entries of @bufs, in [1, max_entries]
+ * @access: MRC_ACCESS_* rights, with the rules of mrc_check_access();
+ *	ZERO_BASED is refused
+ *
+ * The backend's engine calls this when it executes the WR, in QP order.
+ * Writes one KLM entry {bcount = size, key = the local DMA key, addr} per
+ * range over the MR's translation space, fences once, then writes the
+ * context VALID in KLM mode with @key, @iova, the sum of the sizes as
+ * length, @access, and @nbufs entries. From then on @key is the MR's key.
+ * Allocates nothing.
+ *
+ * Context: process context; may sleep briefly (the MR's mutex).
+ * Return: 0; -EINVAL if @mr is not an SG_GAPS fast-reg MR, is not FREE,
+ * @key names another index, @nbufs is 0 or above max_entries, a range is
+ * empty, longer than MRC_KLM_MAX_BCOUNT or wraps, the total or the key's
+ * range wraps, or @access is refused or ZERO_BASED; -EOPNOTSUPP for
+ * ON_DEMAND; or the error of a backend op, after which the MR is still
+ * FREE.
+ */
+int mrc_frmr_exec_reg_klm(struct mrc_mr *mr, u32 key, u64 iova,
+			  const struct mrc_phys_buf *bufs, u32 nbufs,
+			  u32 access)
+{
+	struct mrc_mkey_ctx ctx = {
+		.key = key,
+		.access_mode = MRC_ACCESS_MODE_KLM,
+		.iova = iova,
+		.xlt_entries = nbufs,
+	};
+	struct mrc_frmr *frmr;
+	int ret;
+
+	/* Only an SG_GAPS (KLM-mode) fast-registration MR takes ranges. */
+	if (!mr || mr->type != MRC_MR_FAST_REG ||
+	    mr->mode != MRC_ACCESS_MODE_KLM)
+		return -EINVAL;
+	frmr = to_mrc_frmr(mr);
+
+	mutex_lock(&mr->lock);
+	ret = mrc_frmr_check_klm(frmr, key, iova, bufs, nbufs, access,
+				 &ctx.length) ?:
+	      mrc_frmr_write_klm(frmr, bufs, nbufs) ?:
+	      mrc_frmr_go_valid(frmr, &ctx, access);
+	mrc_dbg_mr(mr, "key 0x%08x iova 0x%llx ranges %u access 0x%x: %d\n",
+		   key, iova, nbufs, access, ret);
+	mutex_unlock(&mr->lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mrc_frmr_exec_reg_klm);
 
 /* The checked invalidation of a held MR. */
 static int mrc_frmr_inv_locked(struct mrc_frmr *frmr, u32 pdn, u32 key)
@@ -526,7 +688,7 @@ static int mrc_frmr_inv_locked(struct mrc_frmr *frmr, u32 pdn, u32 key)
 		return ret;
 
 	mr->nentries = 0;
-	frmr->state = MRC_MKEY_FREE;
+	mrc_frmr_set_state(frmr, MRC_MKEY_FREE);
 	return 0;
 }
 
@@ -545,13 +707,13 @@ static int mrc_frmr_inv_locked(struct mrc_frmr *frmr, u32 pdn, u32 key)
  * is still running, so on return the pages the MR named may be reused.
  * Invalidating a FREE MR succeeds and writes nothing. Allocates nothing.
  *
- * Every non-NULL key owner on @mdev must be a struct mrc_mr, as it is
- * while mrcore is the only one to give keys an owner.
+ * mrc_exec_inv() is the same for fast-reg MRs and also invalidates type 2
+ * memory windows: the engine calls that one.
  *
  * Context: process context; may sleep (the MR's mutex, the drain). Takes
  * no lock a caller of other mrcore calls holds.
  * Return: 0; -ENOKEY if @key is not live (unknown index, stale variant,
- * MR being freed); -EINVAL if its owner is not a fast-reg MR (or it has
+ * MR being freed); -EINVAL if its owner is not a fast-reg MR (a window, or
  * none: the local DMA key); -EPERM for another PD; -EBUSY while memory
  * windows are bound; or the error of ops->write_mkey, after which the MR
  * is still VALID.
@@ -560,10 +722,6 @@ int mrc_frmr_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key)
 {
 	struct mrc_frmr *frmr;
 	int ret;
-
-	/* The local DMA key has no owner, but is no fast-reg MR either. */
-	if (key == mdev->local_dma_lkey)
-		return -EINVAL;
 
 	frmr = mrc_frmr_get(mdev, key);
 	if (IS_ERR(frmr)) {
@@ -575,7 +733,7 @@ int mrc_frmr_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key)
 	ret = mrc_frmr_inv_locked(frmr, pdn, key);
 	mrc_dbg_mr(&frmr->mr, "key 0x%08x pdn %u: %d\n", key, pdn, ret);
 	mutex_unlock(&frmr->mr.lock);
-	mrc_frmr_put(frmr);
+	mrc_mr_put(&frmr->mr);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mrc_frmr_exec_inv);

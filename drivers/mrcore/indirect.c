@@ -1,5 +1,338 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mrcore: indirect (being written).
+ * mrcore: indirect keys (the UMR/KLM model).
+ *
+ * An indirect key is a KLM-mode key whose entries name other memory
+ * regions' keys: {bcount, key, address in that key's space}, laid end to
+ * end from the indirect key's iova. The device resolves an access through
+ * it by walking into the named keys' contexts, which it checks as it would
+ * check them on their own (state, PD, rights, bounds), so an indirect key
+ * never reaches more than the keys it names allow.
+ *
+ * Everything is validated before anything is allocated: each named key is
+ * looked up under RCU and must be a live, VALID memory region of the same
+ * PD that holds the range and grants the rights asked for. No reference
+ * to the named regions is kept: deregistering one later frees its key,
+ * and the device's walks through the entries naming it fail from then on
+ * (the entry's key no longer matches a live context). Nesting is bounded:
+ * a memory region has depth 0, an indirect key one more than the deepest
+ * key it names, at most MRC_INDIRECT_MAX_DEPTH, so the device's walk is
+ * bounded too (MRC_WALK_MAX_KEYS). Cycles cannot be built: a key can only
+ * name keys that exist before it.
+ *
+ * An indirect key is a struct mrc_mr of type MRC_MR_INDIRECT, freed with
+ * mrc_dereg_mr() like any other.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/build_bug.h>
+#include <linux/export.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
+#include <linux/overflow.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+
 #include "mrcore_loc.h"
+
+/* KLM entries encoded per write_xlt, in a 256-byte stack buffer. */
+#define MRC_INDIRECT_CHUNK	16
+
+/**
+ * struct mrc_indirect - an indirect key
+ * @mr: the MR; first, because mrc_dereg_mr() frees it with kfree_rcu() of
+ *	its address
+ * @depth: 1 + the largest depth of the keys it names
+ */
+struct mrc_indirect {
+	struct mrc_mr mr;
+	u8 depth;
+};
+
+static_assert(offsetof(struct mrc_indirect, mr) == 0);
+
+/**
+ * mrc_indirect_depth - how deep a memory region's key nests
+ * @mr: a live MR
+ *
+ * Context: any context.
+ * Return: 0 for a memory region, 1 .. MRC_INDIRECT_MAX_DEPTH for an
+ * indirect key.
+ */
+unsigned int mrc_indirect_depth(const struct mrc_mr *mr)
+{
+	if (mr->type != MRC_MR_INDIRECT)
+		return 0;
+	return container_of(mr, struct mrc_indirect, mr)->depth;
+}
+
+/* Entries a range takes: one per MRC_KLM_MAX_BCOUNT bytes. */
+static u64 mrc_indirect_entries(u64 length)
+{
+	return div64_u64(length, MRC_KLM_MAX_BCOUNT) +
+	       !!(length % MRC_KLM_MAX_BCOUNT);
+}
+
+/* The named MR's side of a range, under RCU; its depth in @depth. */
+static int mrc_indirect_check_mr(const struct mrc_pd *pd,
+				 const struct mrc_mr *mr,
+				 const struct mrc_key_range *r, u32 need,
+				 unsigned int *depth)
+{
+	/* FMRs remap by CPU calls without a REG_MR's ordering. */
+	if (mr->type == MRC_MR_FMR)
+		return -EINVAL;
+	/* Usable now: a fast-reg MR must be VALID. */
+	if (mrc_mr_state(mr) != MRC_MKEY_VALID)
+		return -EINVAL;
+	/* Of the indirect key's PD: it cannot widen what a PD reaches. */
+	if (READ_ONCE(mr->pd)->pdn != pd->pdn)
+		return -EPERM;
+	/* The named MR grants every right the indirect key asks for. */
+	if ((mr->access & need) != need)
+		return -EPERM;
+	/* The range lies inside the named MR. */
+	if (r->addr < mr->iova || r->length > mr->length ||
+	    r->addr - mr->iova > mr->length - r->length)
+		return -ERANGE;
+	*depth = mrc_indirect_depth(mr);
+	return 0;
+}
+
+/* One range: its key looked up and checked; its depth in @depth. */
+static int mrc_indirect_check_range(const struct mrc_pd *pd,
+				    const struct mrc_key_range *r, u32 need,
+				    unsigned int *depth)
+{
+	struct mrc_device *mdev = pd->mdev;
+	enum mrc_mkey_kind kind;
+	struct mrc_mr *mr;
+	int ret;
+
+	/* Pieces are not empty; the local DMA key is no MR of the PD. */
+	if (!r->length || r->key == mdev->local_dma_lkey)
+		return -EINVAL;
+
+	rcu_read_lock();
+	mr = mrc_mkey_find(mdev, r->key, &kind);
+	if (!mr)
+		ret = -ENOKEY;
+	else if (kind != MRC_MKEY_KIND_MR)
+		ret = -EINVAL;
+	else
+		ret = mrc_indirect_check_mr(pd, mr, r, need, depth);
+	rcu_read_unlock();
+	return ret;
+}
+
+/*
+ * Every range checked; the depth of the new key in @depth, its entries in
+ * @nentries and its length in @length.
+ */
+static int mrc_indirect_check(const struct mrc_pd *pd,
+			      const struct mrc_key_range *ranges,
+			      unsigned int nranges, u64 iova, u32 access,
+			      unsigned int *depth, u32 *nentries, u64 *length)
+{
+	u32 need = access & MRC_ACCESS_HW_MASK;
+	u64 end, total = 0, entries = 0;
+	unsigned int i, d, max = 0;
+	int ret;
+
+	for (i = 0; i < nranges; i++) {
+		ret = mrc_indirect_check_range(pd, &ranges[i], need, &d);
+		if (ret)
+			return ret;
+		max = max(max, d);
+		if (check_add_overflow(total, ranges[i].length, &total))
+			return -EINVAL;
+		entries += mrc_indirect_entries(ranges[i].length);
+	}
+	/* The key's addresses do not wrap; its entries fit a context. */
+	if (check_add_overflow(iova, total - 1, &end) || entries > U32_MAX)
+		return -EINVAL;
+	/* Nesting is bounded, so the device's walk is. */
+	if (max + 1 > MRC_INDIRECT_MAX_DEPTH)
+		return -ELOOP;
+
+	*depth = max + 1;
+	*nentries = entries;
+	*length = total;
+	return 0;
+}
+
+/* Encode every range, split at MRC_KLM_MAX_BCOUNT, a chunk at a time. */
+static int mrc_indirect_write_klm(struct mrc_mr *mr,
+				  const struct mrc_key_range *ranges,
+				  unsigned int nranges)
+{
+	struct mrc_klm buf[MRC_INDIRECT_CHUNK];
+	u64 offset = mr->xlt.offset, addr, left;
+	unsigned int i, n = 0;
+	u32 bc;
+	int ret;
+
+	for (i = 0; i < nranges; i++) {
+		addr = ranges[i].addr;
+		for (left = ranges[i].length; left; left -= bc, addr += bc) {
+			bc = min_t(u64, left, MRC_KLM_MAX_BCOUNT);
+			buf[n++] = (struct mrc_klm) {
+				.bcount = cpu_to_le32(bc),
+				.key = cpu_to_le32(ranges[i].key),
+				.addr = cpu_to_le64(addr),
+			};
+			if (n < ARRAY_SIZE(buf))
+				continue;
+			ret = mrc_write_xlt(mr->mdev, offset, buf, sizeof(buf));
+			if (ret)
+				return ret;
+			offset += sizeof(buf);
+			n = 0;
+		}
+	}
+	if (!n)
+		return 0;
+	return mrc_write_xlt(mr->mdev, offset, buf, n * sizeof(*buf));
+}
+
+/* Key, translation space, entries, fence, the VALID context; or undone. */
+static int mrc_indirect_install(struct mrc_mr *mr,
+				const struct mrc_key_range *ranges,
+				unsigned int nranges)
+{
+	struct mrc_device *mdev = mr->mdev;
+	struct mrc_mkey_ctx ctx;
+	int ret;
+
+	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC))
+		return -ENOSPC;
+	ret = mrc_mkey_alloc(mdev, mr, &mr->key);
+	if (ret)
+		return ret;
+
+	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC)) {
+		ret = -ENOSPC;
+		goto out_free_key;
+	}
+	ret = mrc_xlt_alloc(mdev, (u64)mr->nentries * MRC_KLM_ENTRY_SIZE,
+			    &mr->xlt);
+	if (ret)
+		goto out_free_key;
+
+	ret = mrc_indirect_write_klm(mr, ranges, nranges);
+	if (ret)
+		goto out_free_xlt;
+	mdev->ops->fence(mdev);
+
+	ctx = (struct mrc_mkey_ctx) {
+		.key = mr->key,
+		.state = MRC_MKEY_VALID,
+		.access_mode = MRC_ACCESS_MODE_KLM,
+		.pdn = mr->pd->pdn,
+		.access = mr->access & MRC_ACCESS_HW_MASK,
+		.iova = mr->iova,
+		.length = mr->length,
+		.xlt_offset = mr->xlt.offset,
+		.xlt_entries = mr->nentries,
+	};
+	ret = mrc_write_mkey(mdev, mr->key, &ctx);
+	if (ret)
+		goto out_free_xlt;
+
+	mrc_mr_count(mr);
+	/* Complete: lookups by key (a deeper indirect key) may find it. */
+	mrc_key_users_revive(&mr->users);
+	return 0;
+
+out_free_xlt:
+	mrc_xlt_free(mdev, &mr->xlt);
+out_free_key:
+	mrc_mkey_free(mdev, mr->key);
+	mr->key = 0;
+	return ret;
+}
+
+/**
+ * mrc_reg_indirect - register a key over ranges of other keys
+ * @pd: protection domain
+ * @ranges: the pieces, in the order the key's addresses run through them:
+ *	each a live memory region's key of @pd (fast-reg MRs while VALID, and
+ *	other indirect keys, included; not an FMR, a window or the local DMA
+ *	key), a start address in that key's address space and a length
+ *	(not 0) that stays inside the region
+ * @nranges: entries of @ranges, at least 1
+ * @iova: address of the first byte (ignored with ZERO_BASED: 0)
+ * @access: MRC_ACCESS_* rights, with the rules of mrc_check_access();
+ *	every named region must grant each of them (LOCAL_WRITE, the remote
+ *	rights); MRC_ACCESS_MW_BIND is refused (windows bind to memory
+ *	regions only)
+ *
+ * Checks every range first (the key live, VALID, of @pd, the range
+ * inside it, the rights granted, the nesting depth), then allocates a key
+ * (owner: the new MR, type MRC_MR_INDIRECT), reserves one 16-byte KLM
+ * entry per MRC_KLM_MAX_BCOUNT bytes of each range, writes the entries
+ * {bcount, named key, address}, fences once and writes the context VALID
+ * in KLM mode last. The key is lkey and rkey; free it with
+ * mrc_dereg_mr(). The named regions are not held: deregistering one
+ * later makes the device's accesses through the entries naming it fail.
+ *
+ * Context: process context; may sleep.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, MW_BIND, no
+ * ranges, an empty range, a range naming the local DMA key, a window, an
+ * FMR or a fast-reg MR that is not VALID, a total length or key range
+ * that wraps; -EOPNOTSUPP for ON_DEMAND or a device without MRC_CAP_KLM;
+ * -ENOKEY if a named key is not live; -EPERM if a named region is of
+ * another PD or lacks a right asked for; -ERANGE if a range is not inside
+ * its region; -ELOOP if the key would nest deeper than
+ * MRC_INDIRECT_MAX_DEPTH; -ENOSPC when no key or not enough translation
+ * space is free; -ENOMEM; or the error of a backend op. Nothing is left
+ * behind on failure.
+ */
+struct mrc_mr *mrc_reg_indirect(struct mrc_pd *pd,
+				const struct mrc_key_range *ranges,
+				unsigned int nranges, u64 iova, u32 access)
+{
+	struct mrc_indirect *ind;
+	unsigned int depth;
+	u32 nentries;
+	u64 length;
+	int ret;
+
+	ret = mrc_check_pd(pd) ?: mrc_check_access(access);
+	if (ret)
+		return ERR_PTR(ret);
+	if ((access & MRC_ACCESS_MW_BIND) || !ranges || !nranges)
+		return ERR_PTR(-EINVAL);
+	if (!(pd->mdev->caps.flags & MRC_CAP_KLM))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (access & MRC_ACCESS_ZERO_BASED)
+		iova = 0;
+	ret = mrc_indirect_check(pd, ranges, nranges, iova, access, &depth,
+				 &nentries, &length);
+	if (ret)
+		return ERR_PTR(ret);
+
+	ind = kzalloc(sizeof(*ind), GFP_KERNEL);
+	if (!ind)
+		return ERR_PTR(-ENOMEM);
+	mrc_mr_init(&ind->mr, pd, MRC_MR_INDIRECT, access);
+	ind->depth = depth;
+	ind->mr.mode = MRC_ACCESS_MODE_KLM;
+	ind->mr.iova = iova;
+	ind->mr.length = length;
+	ind->mr.nentries = nentries;
+
+	ret = mrc_indirect_install(&ind->mr, ranges, nranges);
+	if (ret)
+		goto out_free;
+	mrc_dbg(pd->mdev, "MR[0x%08x] %s: ranges %u entries %u depth %u\n",
+		ind->mr.key, __func__, nranges, nentries, depth);
+	return &ind->mr;
+
+out_free:
+	mutex_destroy(&ind->mr.lock);
+	/* Lookups that found the key ran under RCU: free after a grace. */
+	kfree_rcu(ind, mr.rcu);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_indirect);

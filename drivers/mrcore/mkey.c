@@ -11,10 +11,18 @@
  * Publication is two-phase so a lockless lookup never pairs a new owner
  * with the previous variant: reserve the index (lookups see NULL), record
  * the new variant, then store the owner with release semantics.
+ *
+ * Owners are of two kinds (enum mrc_mkey_kind): memory regions and memory
+ * windows. The kind is the tag of the owner's xarray entry
+ * (xa_tag_pointer()), so telling them apart needs no common member in the
+ * owners' structs; mrc_mkey_owner() returns MR owners only, so callers
+ * that predate windows never mistake a window for an MR.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <kunit/visibility.h>
 #include <linux/export.h>
+#include <linux/wait_bit.h>
 #include <linux/xarray.h>
 
 #include "mrcore_loc.h"
@@ -26,20 +34,29 @@ static bool mrc_mkey_index_valid(const struct mrc_device *mdev, u32 index)
 
 /* Second phase of an allocation: the index is reserved by the caller. */
 static void mrc_mkey_publish(struct mrc_device *mdev, u32 index, u8 variant,
-			     void *owner)
+			     void *owner, enum mrc_mkey_kind kind)
 {
 	void *old;
 
 	lockdep_assert_held(&mdev->mkeys.xa_lock);
 
-	/* Pairs with smp_rmb() in mrc_mkey_owner(): variant before owner. */
+	/* Pairs with smp_rmb() in mrc_mkey_find(): variant before owner. */
 	WRITE_ONCE(mdev->mkey_variant[index], variant);
 	if (!owner)
 		return;
 
 	/* The reservation already holds the slot: nothing is allocated. */
-	old = __xa_store(&mdev->mkeys, index, owner, GFP_ATOMIC);
+	old = __xa_store(&mdev->mkeys, index, xa_tag_pointer(owner, kind),
+			 GFP_ATOMIC);
 	WARN_ON_ONCE(xa_is_err(old));
+}
+
+/* A kind fits the tag bits of an entry; the owner leaves them clear. */
+static bool mrc_mkey_kind_ok(const void *owner, enum mrc_mkey_kind kind)
+{
+	return !WARN_ON_ONCE((kind != MRC_MKEY_KIND_MR &&
+			      kind != MRC_MKEY_KIND_MW) ||
+			     ((unsigned long)owner & 3UL));
 }
 
 static void mrc_mkey_count(struct mrc_device *mdev, u32 key)
@@ -50,10 +67,55 @@ static void mrc_mkey_count(struct mrc_device *mdev, u32 key)
 }
 
 /**
+ * mrc_mkey_alloc_kind - allocate a memory key for an owner of some kind
+ * @mdev: registered device
+ * @owner: object mrc_mkey_find() returns for the key, at least 4-byte
+ *	aligned; may be NULL, which reserves the key without making it
+ *	findable
+ * @kind: what @owner is
+ * @key: on success, the new key
+ *
+ * As mrc_mkey_alloc(), which is this with MRC_MKEY_KIND_MR.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EINVAL for an unknown @kind or a misaligned @owner (a bug,
+ * with a warning), -ENOSPC when every index is in use, or -ENOMEM.
+ */
+int mrc_mkey_alloc_kind(struct mrc_device *mdev, void *owner,
+			enum mrc_mkey_kind kind, u32 *key)
+{
+	struct xa_limit limit = XA_LIMIT(1, mdev->caps.max_mkeys - 1);
+	u32 index;
+	u8 variant;
+	int ret;
+
+	if (!mrc_mkey_kind_ok(owner, kind))
+		return -EINVAL;
+
+	xa_lock(&mdev->mkeys);
+	ret = __xa_alloc_cyclic(&mdev->mkeys, &index, NULL, limit,
+				&mdev->mkey_next, GFP_KERNEL);
+	if (ret < 0) {
+		xa_unlock(&mdev->mkeys);
+		/* -EBUSY from the xarray means full, not "try again". */
+		return ret == -EBUSY ? -ENOSPC : ret;
+	}
+	variant = mdev->mkey_variant[index] + 1;
+	mrc_mkey_publish(mdev, index, variant, owner, kind);
+	xa_unlock(&mdev->mkeys);
+
+	*key = mrc_make_key(index, variant);
+	mrc_mkey_count(mdev, *key);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_mkey_alloc_kind);
+
+/**
  * mrc_mkey_alloc - allocate a memory key
  * @mdev: registered device
- * @owner: object mrc_mkey_owner() returns for the key; may be NULL, which
- *	reserves the key without making it findable
+ * @owner: object mrc_mkey_owner() returns for the key (a memory region:
+ *	its kind is MRC_MKEY_KIND_MR), at least 4-byte aligned; may be NULL,
+ *	which reserves the key without making it findable
  * @key: on success, the new key
  *
  * The index is taken cyclically from [1, caps.max_mkeys - 1]. Its variant
@@ -65,26 +127,7 @@ static void mrc_mkey_count(struct mrc_device *mdev, u32 key)
  */
 int mrc_mkey_alloc(struct mrc_device *mdev, void *owner, u32 *key)
 {
-	struct xa_limit limit = XA_LIMIT(1, mdev->caps.max_mkeys - 1);
-	u32 index;
-	u8 variant;
-	int ret;
-
-	xa_lock(&mdev->mkeys);
-	ret = __xa_alloc_cyclic(&mdev->mkeys, &index, NULL, limit,
-				&mdev->mkey_next, GFP_KERNEL);
-	if (ret < 0) {
-		xa_unlock(&mdev->mkeys);
-		/* -EBUSY from the xarray means full, not "try again". */
-		return ret == -EBUSY ? -ENOSPC : ret;
-	}
-	variant = mdev->mkey_variant[index] + 1;
-	mrc_mkey_publish(mdev, index, variant, owner);
-	xa_unlock(&mdev->mkeys);
-
-	*key = mrc_make_key(index, variant);
-	mrc_mkey_count(mdev, *key);
-	return 0;
+	return mrc_mkey_alloc_kind(mdev, owner, MRC_MKEY_KIND_MR, key);
 }
 EXPORT_SYMBOL_GPL(mrc_mkey_alloc);
 
@@ -113,7 +156,8 @@ int mrc_mkey_alloc_at(struct mrc_device *mdev, void *owner, u32 key)
 		xa_unlock(&mdev->mkeys);
 		return ret == -EBUSY ? -ENOKEY : ret;
 	}
-	mrc_mkey_publish(mdev, index, mrc_key_variant(key), owner);
+	mrc_mkey_publish(mdev, index, mrc_key_variant(key), owner,
+			 MRC_MKEY_KIND_MR);
 	xa_unlock(&mdev->mkeys);
 
 	mrc_mkey_count(mdev, key);
@@ -168,8 +212,95 @@ void mrc_mkey_free(struct mrc_device *mdev, u32 key)
 }
 EXPORT_SYMBOL_GPL(mrc_mkey_free);
 
+/* The entry of a valid @index, or NULL; @variant must match if >= 0. */
+static void *mrc_mkey_entry(struct mrc_device *mdev, u32 index, int variant)
+{
+	void *entry;
+
+	if (!mrc_mkey_index_valid(mdev, index))
+		return NULL;
+
+	entry = xa_load(&mdev->mkeys, index);
+	/* Pairs with the store-release of the owner in mrc_mkey_publish(). */
+	smp_rmb();
+	if (variant >= 0 && READ_ONCE(mdev->mkey_variant[index]) != variant)
+		return NULL;
+	return entry;
+}
+
 /**
- * mrc_mkey_owner - find the owner of a live memory key
+ * mrc_mkey_find - find the owner of a live memory key, of any kind
+ * @mdev: registered device
+ * @key: any 32-bit value, e.g. an lkey or rkey from the wire
+ * @kind: on success, what the owner is
+ *
+ * Lockless, with the rules of mrc_mkey_owner(): call under
+ * rcu_read_lock() and hold the owner before leaving the section.
+ *
+ * Context: any context.
+ * Return: the owner if @key (index and variant) is live and has one,
+ * NULL otherwise.
+ */
+void *mrc_mkey_find(struct mrc_device *mdev, u32 key, enum mrc_mkey_kind *kind)
+{
+	void *entry = mrc_mkey_entry(mdev, mrc_key_index(key),
+				     mrc_key_variant(key));
+
+	if (!entry)
+		return NULL;
+	*kind = xa_pointer_tag(entry);
+	return xa_untag_pointer(entry);
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_mkey_find);
+
+/**
+ * mrc_mkey_find_index - find the owner of an allocated index, any variant
+ * @mdev: registered device
+ * @index: a key index (mrc_key_index())
+ * @kind: on success, what the owner is
+ *
+ * For a Bind MW work request, whose key names the window by index and
+ * carries the variant the window is to take. Same rules as
+ * mrc_mkey_find().
+ *
+ * Context: any context.
+ * Return: the owner, or NULL if @index is not allocated or has none.
+ */
+void *mrc_mkey_find_index(struct mrc_device *mdev, u32 index,
+			  enum mrc_mkey_kind *kind)
+{
+	void *entry = mrc_mkey_entry(mdev, index, -1);
+
+	if (!entry)
+		return NULL;
+	*kind = xa_pointer_tag(entry);
+	return xa_untag_pointer(entry);
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_mkey_find_index);
+
+/**
+ * mrc_mkey_set_variant - a live key's owner moves it to another variant
+ * @mdev: registered device
+ * @key: the key's index with its new variant
+ *
+ * The device executed a REG_MR or a window bind that changed the key
+ * (ib_update_fast_reg_key(), a window's new rkey). From now on lookups by
+ * the old variant fail and lookups by @key find the owner, which does not
+ * change. The caller serialises changes of one index.
+ *
+ * Context: process context; does not sleep.
+ */
+void mrc_mkey_set_variant(struct mrc_device *mdev, u32 key)
+{
+	xa_lock(&mdev->mkeys);
+	/* Read locklessly by mrc_mkey_entry(); the owner does not change. */
+	WRITE_ONCE(mdev->mkey_variant[mrc_key_index(key)],
+		   mrc_key_variant(key));
+	xa_unlock(&mdev->mkeys);
+}
+
+/**
+ * mrc_mkey_owner - find the memory region that owns a live memory key
  * @mdev: registered device
  * @key: any 32-bit value, e.g. an lkey or rkey from the wire
  *
@@ -181,22 +312,81 @@ EXPORT_SYMBOL_GPL(mrc_mkey_free);
  * once their key is freed.
  *
  * Context: any context.
- * Return: the owner given at allocation if @key (index and variant) is
- * live, NULL otherwise, including for keys allocated with a NULL owner.
+ * Return: the owner given to mrc_mkey_alloc() or mrc_mkey_alloc_at() if
+ * @key (index and variant) is live, NULL otherwise, including for keys
+ * allocated with a NULL owner and for keys of other kinds (windows: see
+ * mrc_mkey_find()).
  */
 void *mrc_mkey_owner(struct mrc_device *mdev, u32 key)
 {
-	u32 index = mrc_key_index(key);
+	enum mrc_mkey_kind kind;
 	void *owner;
 
-	if (!mrc_mkey_index_valid(mdev, index))
-		return NULL;
-
-	owner = xa_load(&mdev->mkeys, index);
-	/* Pairs with the store-release of the owner in mrc_mkey_publish(). */
-	smp_rmb();
-	if (READ_ONCE(mdev->mkey_variant[index]) != mrc_key_variant(key))
+	owner = mrc_mkey_find(mdev, key, &kind);
+	if (!owner || kind != MRC_MKEY_KIND_MR)
 		return NULL;
 	return owner;
 }
 EXPORT_SYMBOL_GPL(mrc_mkey_owner);
+
+/**
+ * mrc_key_users_tryget - hold an object just found by key
+ * @u: the object's lookup count
+ *
+ * Called inside the RCU read-side section of the lookup.
+ *
+ * Context: any context.
+ * Return: true if held (drop with mrc_key_users_put()); false if the
+ * object is being torn down and must be treated as not found.
+ */
+bool mrc_key_users_tryget(struct mrc_key_users *u)
+{
+	atomic_inc(&u->count);
+	/* Pairs with smp_mb() in mrc_key_users_quiesce(): count, then dying. */
+	smp_mb__after_atomic();
+	if (likely(!READ_ONCE(u->dying)))
+		return true;
+	mrc_key_users_put(u);
+	return false;
+}
+
+/**
+ * mrc_key_users_put - drop a hold from mrc_key_users_tryget()
+ * @u: the object's lookup count
+ *
+ * Context: any context.
+ */
+void mrc_key_users_put(struct mrc_key_users *u)
+{
+	/* Fully ordered: the caller is done with the object before it drops. */
+	if (atomic_dec_and_test(&u->count))
+		wake_up_var(&u->count);
+}
+
+/**
+ * mrc_key_users_quiesce - turn new lookups away and wait for the others
+ * @u: the object's lookup count
+ *
+ * Context: process context; may sleep. The caller holds no lock a holder
+ * may wait for (the object's mutex in particular).
+ */
+void mrc_key_users_quiesce(struct mrc_key_users *u)
+{
+	/* Read locklessly by mrc_key_users_tryget(). */
+	WRITE_ONCE(u->dying, true);
+	/* Pairs with smp_mb__after_atomic() in mrc_key_users_tryget(). */
+	smp_mb();
+	wait_var_event(&u->count, !atomic_read(&u->count));
+}
+
+/**
+ * mrc_key_users_revive - a teardown failed: lookups may find the object
+ * @u: the object's lookup count
+ *
+ * Context: any context.
+ */
+void mrc_key_users_revive(struct mrc_key_users *u)
+{
+	/* Read locklessly by mrc_key_users_tryget(). */
+	WRITE_ONCE(u->dying, false);
+}

@@ -44,21 +44,40 @@ static unsigned int mrc_entry_size(u8 mode)
 					     MRC_KLM_ENTRY_SIZE;
 }
 
-/*
- * The backend writes, each a failure-injection stage: an injected failure
- * is -EIO in place of the call, so the device is left as it was, as after
- * a real failure of the op.
+/**
+ * mrc_write_xlt - ops->write_xlt as a failure-injection stage
+ * @mdev: device
+ * @offset: byte offset in the translation area
+ * @src: encoded entries
+ * @len: bytes
+ *
+ * An injected failure is -EIO in place of the call, so the device is left
+ * as it was, as after a real failure of the op.
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or a negative errno.
  */
-static int mrc_write_xlt(struct mrc_device *mdev, u64 offset, const void *src,
-			 size_t len)
+int mrc_write_xlt(struct mrc_device *mdev, u64 offset, const void *src,
+		  size_t len)
 {
 	if (mrc_inject(mdev, MRC_STAGE_WRITE_XLT))
 		return -EIO;
 	return mdev->ops->write_xlt(mdev, offset, src, len);
 }
 
-static int mrc_write_mkey(struct mrc_device *mdev, u32 key,
-			  const struct mrc_mkey_ctx *ctx)
+/**
+ * mrc_write_mkey - ops->write_mkey as a failure-injection stage
+ * @mdev: device
+ * @key: the key whose slot is written
+ * @ctx: the context
+ *
+ * As mrc_write_xlt().
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or a negative errno.
+ */
+int mrc_write_mkey(struct mrc_device *mdev, u32 key,
+		   const struct mrc_mkey_ctx *ctx)
 {
 	if (mrc_inject(mdev, MRC_STAGE_WRITE_MKEY))
 		return -EIO;
@@ -223,6 +242,34 @@ static void mrc_mr_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it)
 	}
 }
 
+/**
+ * mrc_mr_init - set up the core fields of a zeroed MR
+ * @mr: zeroed, possibly embedded first in a bigger object (freed with
+ *	kfree_rcu() of @mr)
+ * @pd: protection domain
+ * @type: enum mrc_mr_type
+ * @access: MRC_ACCESS_* as registered
+ *
+ * Lookups by key (mrc_mr_lookup()) fail until the registration is complete
+ * and calls mrc_key_users_revive(): the key is findable as soon as it is
+ * allocated, before its context is written.
+ *
+ * Context: any context.
+ */
+void mrc_mr_init(struct mrc_mr *mr, struct mrc_pd *pd, enum mrc_mr_type type,
+		 u32 access)
+{
+	mr->mdev = pd->mdev;
+	mr->pd = pd;
+	mr->type = type;
+	mr->access = access;
+	atomic_set(&mr->num_mw, 0);
+	mrc_key_users_init(&mr->users);
+	/* Not findable yet: nothing may bind to a half-built MR. */
+	mr->users.dying = true;
+	mutex_init(&mr->lock);
+}
+
 static struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd, enum mrc_mr_type type,
 				   u32 access)
 {
@@ -231,13 +278,7 @@ static struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd, enum mrc_mr_type type,
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return NULL;
-
-	mr->mdev = pd->mdev;
-	mr->pd = pd;
-	mr->type = type;
-	mr->access = access;
-	atomic_set(&mr->num_mw, 0);
-	mutex_init(&mr->lock);
+	mrc_mr_init(mr, pd, type, access);
 	return mr;
 }
 
@@ -248,7 +289,13 @@ static void mrc_mr_free(struct mrc_mr *mr)
 	kfree_rcu(mr, rcu);
 }
 
-static void mrc_mr_count(struct mrc_mr *mr)
+/**
+ * mrc_mr_count - count a registration that succeeded
+ * @mr: the MR, now live
+ *
+ * Context: any context.
+ */
+void mrc_mr_count(struct mrc_mr *mr)
 {
 	struct mrc_device *mdev = mr->mdev;
 
@@ -291,6 +338,7 @@ static int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t)
 
 	mrc_mr_set_trans(mr, t);
 	mrc_mr_count(mr);
+	mrc_key_users_revive(&mr->users);
 	mrc_dbg_mr(mr, "type %u mode %u shift %u entries %u\n", mr->type,
 		   mr->mode, mr->page_shift, mr->nentries);
 	return 0;
@@ -303,9 +351,79 @@ out_free_key:
 	return ret;
 }
 
-static int mrc_check_pd(const struct mrc_pd *pd)
+/**
+ * mrc_check_pd - a PD argument is an initialised PD
+ * @pd: the argument
+ *
+ * Context: any context.
+ * Return: 0 or -EINVAL.
+ */
+int mrc_check_pd(const struct mrc_pd *pd)
 {
 	return pd && pd->mdev && pd->pdn ? 0 : -EINVAL;
+}
+
+/**
+ * mrc_mr_lookup - find the MR that owns a live key and hold it
+ * @mdev: registered device
+ * @key: any 32-bit value
+ *
+ * The MR stays allocated and registered until mrc_mr_put():
+ * mrc_dereg_mr() waits for the hold. The holder may take the MR's mutex;
+ * its fields that rereg or a REG_MR change are only stable under it.
+ *
+ * Context: any context; does not sleep.
+ * Return: the MR; ERR_PTR(-ENOKEY) if @key is not live (unknown index,
+ * stale variant, MR being deregistered); -EINVAL if it is live but owned
+ * by no MR (the local DMA key, a memory window).
+ */
+struct mrc_mr *mrc_mr_lookup(struct mrc_device *mdev, u32 key)
+{
+	enum mrc_mkey_kind kind;
+	struct mrc_mr *mr;
+
+	if (key == mdev->local_dma_lkey)
+		return ERR_PTR(-EINVAL);
+
+	rcu_read_lock();
+	mr = mrc_mkey_find(mdev, key, &kind);
+	if (!mr)
+		mr = ERR_PTR(-ENOKEY);
+	else if (kind != MRC_MKEY_KIND_MR)
+		mr = ERR_PTR(-EINVAL);
+	else if (!mrc_key_users_tryget(&mr->users))
+		mr = ERR_PTR(-ENOKEY);
+	rcu_read_unlock();
+	return mr;
+}
+
+/**
+ * mrc_mr_put - drop a hold from mrc_mr_lookup()
+ * @mr: the MR
+ *
+ * Context: any context.
+ */
+void mrc_mr_put(struct mrc_mr *mr)
+{
+	mrc_key_users_put(&mr->users);
+}
+
+/**
+ * mrc_mr_state - the state of a registered MR's context
+ * @mr: a live MR, held or found under RCU
+ *
+ * Every registration is VALID while registered, except a fast-reg MR,
+ * which is FREE between an invalidation and the next REG_MR. Read without
+ * the MR's mutex, the answer is a snapshot.
+ *
+ * Context: any context.
+ * Return: enum mrc_mkey_state.
+ */
+enum mrc_mkey_state mrc_mr_state(const struct mrc_mr *mr)
+{
+	if (mr->type == MRC_MR_FAST_REG)
+		return mrc_frmr_state(mr);
+	return MRC_MKEY_VALID;
 }
 
 /* ZERO_BASED puts the first byte at address 0 of the key. */
@@ -611,10 +729,14 @@ EXPORT_SYMBOL_GPL(mrc_reg_user_mr);
  * mrc_dereg_mr - deregister a memory region and free it
  * @mr: a registered MR; not used by the caller after success
  *
- * The key is invalidated in the device first (ops->invalidate_mkey returns
- * only once no device access through it is still running); then the
- * translation space is freed, user memory unmapped, unpinned and
- * uncharged, the key freed and @mr freed after an RCU grace period.
+ * Lookups by key (a window bind, an invalidation) are turned away and
+ * those still holding the MR waited for. The key is then invalidated in
+ * the device (ops->invalidate_mkey returns only once no device access
+ * through it is still running); then the translation space is freed, user
+ * memory unmapped, unpinned and uncharged, the key freed and @mr freed
+ * after an RCU grace period. Indirect keys naming @mr are not tracked:
+ * their entries name a key that is no longer live, so the device's walks
+ * through them fail from now on.
  *
  * Context: process context; may sleep.
  * Return: 0; -EBUSY while memory windows are bound (nothing changes); or
@@ -626,6 +748,7 @@ int mrc_dereg_mr(struct mrc_mr *mr)
 	struct mrc_device *mdev = mr->mdev;
 	int ret;
 
+	mrc_key_users_quiesce(&mr->users);
 	mutex_lock(&mr->lock);
 	if (atomic_read(&mr->num_mw)) {
 		ret = -EBUSY;
@@ -650,6 +773,8 @@ int mrc_dereg_mr(struct mrc_mr *mr)
 
 out_unlock:
 	mutex_unlock(&mr->lock);
+	/* Still registered: lookups by key may find it again. */
+	mrc_key_users_revive(&mr->users);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mrc_dereg_mr);

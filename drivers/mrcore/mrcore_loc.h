@@ -72,6 +72,40 @@ static inline bool mrc_inject(struct mrc_device *mdev, enum mrc_stage stage)
 	return __mrc_inject(mdev, stage);
 }
 
+/* mkey.c */
+
+/*
+ * What owns a key: the tag of its entry in mdev->mkeys (xa_tag_pointer()
+ * takes 0, 1 and 3). MR is 0, so an untagged owner is an MR.
+ */
+enum mrc_mkey_kind {
+	MRC_MKEY_KIND_MR = 0,	/* struct mrc_mr (mrc_mkey_alloc()) */
+	MRC_MKEY_KIND_MW = 1,	/* struct mrc_mw (mw.c) */
+};
+
+int mrc_mkey_alloc_kind(struct mrc_device *mdev, void *owner,
+			enum mrc_mkey_kind kind, u32 *key);
+void *mrc_mkey_find(struct mrc_device *mdev, u32 key, enum mrc_mkey_kind *kind);
+void *mrc_mkey_find_index(struct mrc_device *mdev, u32 index,
+			  enum mrc_mkey_kind *kind);
+void mrc_mkey_set_variant(struct mrc_device *mdev, u32 key);
+bool mrc_key_users_tryget(struct mrc_key_users *u);
+void mrc_key_users_put(struct mrc_key_users *u);
+void mrc_key_users_quiesce(struct mrc_key_users *u);
+void mrc_key_users_revive(struct mrc_key_users *u);
+
+static inline void mrc_key_users_init(struct mrc_key_users *u)
+{
+	atomic_set(&u->count, 0);
+	u->dying = false;
+}
+
+/* frwr.c */
+enum mrc_mkey_state mrc_frmr_state(const struct mrc_mr *mr);
+
+/* indirect.c */
+unsigned int mrc_indirect_depth(const struct mrc_mr *mr);
+
 /* main.c */
 extern struct dentry *mrc_debugfs_root;
 
@@ -81,6 +115,18 @@ extern struct dentry *mrc_debugfs_root;
 #define MRC_XLT_CHUNK_BYTES	SZ_64K
 /* Tables up to this size are built in a stack buffer (32 MTT entries). */
 #define MRC_XLT_STACK_BYTES	256
+
+void mrc_mr_init(struct mrc_mr *mr, struct mrc_pd *pd, enum mrc_mr_type type,
+		 u32 access);
+void mrc_mr_count(struct mrc_mr *mr);
+int mrc_check_pd(const struct mrc_pd *pd);
+int mrc_write_xlt(struct mrc_device *mdev, u64 offset, const void *src,
+		  size_t len);
+int mrc_write_mkey(struct mrc_device *mdev, u32 key,
+		   const struct mrc_mkey_ctx *ctx);
+struct mrc_mr *mrc_mr_lookup(struct mrc_device *mdev, u32 key);
+void mrc_mr_put(struct mrc_mr *mr);
+enum mrc_mkey_state mrc_mr_state(const struct mrc_mr *mr);
 
 /* translate.c */
 

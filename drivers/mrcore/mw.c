@@ -1,5 +1,747 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mrcore: mw (being written).
+ * mrcore: memory windows (IBA 10.6.7) and invalidation by key.
+ *
+ * A window is a key of its own whose context, while bound, is KLM mode
+ * over the key of the memory region it is bound to: entries {bcount, MR
+ * key, address in the MR}, so every access through the window is walked
+ * through the MR's context and checked against it. Unbound, the context
+ * is FREE: every access through the window fails.
+ *
+ *   type 1:  FREE/VALID --mrc_bind_mw(), length > 0-->  VALID (new variant)
+ *            FREE/VALID --mrc_bind_mw(), length 0-->    FREE  (new variant)
+ *   type 2:  FREE  --mrc_mw_exec_bind()-->  VALID  (the WR's variant, its QP)
+ *            VALID --mrc_exec_inv()-->      FREE   (LOCAL_INV, Send with Inv.)
+ *   both:    mrc_dealloc_mw(): INVALID, key freed
+ *
+ * A window reserves two translation segments when it is allocated, so a
+ * bind never allocates: the live context reaches one segment, a rebind
+ * writes the other and switches the context with one write_mkey, which
+ * returns once no access resolves the old one. A failed bind therefore
+ * leaves the window exactly as it was.
+ *
+ * Locking: the window's mutex serialises its binds, invalidations and
+ * deallocation; a bind takes the MR's mutex inside it (window, then MR:
+ * nothing takes them the other way round) and increments the MR's num_mw
+ * under it, so mrc_dereg_mr() and a fast-reg invalidation, which check
+ * num_mw under the same mutex, see every window that reaches the MR.
+ * num_mw drops, without the MR's mutex, only once the window's context no
+ * longer reaches the MR. Windows and MRs found by key are held through
+ * their struct mrc_key_users.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/build_bug.h>
+#include <linux/export.h>
+#include <linux/minmax.h>
+#include <linux/mutex.h>
+#include <linux/overflow.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+
 #include "mrcore_loc.h"
+
+/* Debug messages name the window's key and the function. */
+#define mrc_dbg_mw(mw, fmt, ...)					\
+	do {								\
+		const struct mrc_mw *__mw = (mw);			\
+									\
+		mrc_dbg(__mw->mdev, "MW[0x%08x] %s: " fmt,		\
+			READ_ONCE(__mw->key), __func__, ##__VA_ARGS__);	\
+	} while (0)
+
+/* Translation space per window: two halves of MRC_MW_KLM_ENTRIES. */
+#define MRC_MW_XLT_HALF		((u64)MRC_MW_KLM_ENTRIES * MRC_KLM_ENTRY_SIZE)
+
+/**
+ * struct mrc_mw - a memory window
+ * @mdev: device
+ * @pd: protection domain
+ * @type: enum mrc_mw_type
+ * @key: the window's rkey; a bind changes its variant. Written under
+ *	@lock, read locklessly by mrc_mw_rkey()
+ * @state: enum mrc_mkey_state of the context: FREE (unbound) or VALID
+ * @mr: the MR a VALID window is bound to, NULL when FREE; the window
+ *	counts in its num_mw, so it stays registered
+ * @addr: first byte of the window, in @mr's address space
+ * @length: bytes
+ * @access: the window's MRC_ACCESS_* rights (ZERO_BASED included)
+ * @qpn: the QP a type 2 window is bound to; 0 otherwise
+ * @half: which half of @xlt the VALID context reaches
+ * @xlt: two halves of MRC_MW_KLM_ENTRIES KLM entries
+ * @users: lookups by key (binds and invalidations by the device)
+ * @lock: serialises binds, invalidation and deallocation of the window
+ * @rcu: the window owns its key, so it is freed after a grace period
+ *
+ * Everything but @key is read and written only under @lock.
+ */
+struct mrc_mw {
+	struct mrc_device *mdev;
+	struct mrc_pd *pd;
+	enum mrc_mw_type type;
+	u32 key;
+	u8 state;
+	struct mrc_mr *mr;
+	u64 addr;
+	u64 length;
+	u32 access;
+	u32 qpn;
+	u8 half;
+	struct mrc_xlt xlt;
+	struct mrc_key_users users;
+	struct mutex lock;	/* protects binds/invalidation/dealloc */
+	struct rcu_head rcu;
+};
+
+/**
+ * struct mrc_mw_bind - one bind, as asked
+ * @key: the key the window takes: its index with the new variant
+ * @addr: first byte, in the MR's address space
+ * @length: bytes; 0 unbinds (type 1 only)
+ * @access: the window's rights
+ * @qpn: the binding QP (type 2)
+ */
+struct mrc_mw_bind {
+	u32 key;
+	u64 addr;
+	u64 length;
+	u32 access;
+	u32 qpn;
+};
+
+/* The context of an unbound window: its key and PD, no translation. */
+static void mrc_mw_free_ctx(const struct mrc_mw *mw, u32 key,
+			    struct mrc_mkey_ctx *ctx)
+{
+	*ctx = (struct mrc_mkey_ctx) {
+		.key = key,
+		.state = MRC_MKEY_FREE,
+		.access_mode = MRC_ACCESS_MODE_KLM,
+		.pdn = mw->pd->pdn,
+		.xlt_offset = mw->xlt.offset,
+	};
+}
+
+/* Key, translation space, then the FREE context; undone on failure. */
+static int mrc_mw_install(struct mrc_mw *mw)
+{
+	struct mrc_device *mdev = mw->mdev;
+	struct mrc_mkey_ctx ctx;
+	int ret;
+
+	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC))
+		return -ENOSPC;
+	ret = mrc_mkey_alloc_kind(mdev, mw, MRC_MKEY_KIND_MW, &mw->key);
+	if (ret)
+		return ret;
+
+	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC)) {
+		ret = -ENOSPC;
+		goto out_free_key;
+	}
+	ret = mrc_xlt_alloc(mdev, 2 * MRC_MW_XLT_HALF, &mw->xlt);
+	if (ret)
+		goto out_free_key;
+
+	/* No entries yet, so no fence: the context is the only write. */
+	mrc_mw_free_ctx(mw, mw->key, &ctx);
+	ret = mrc_write_mkey(mdev, mw->key, &ctx);
+	if (ret)
+		goto out_free_xlt;
+
+	mw->state = MRC_MKEY_FREE;
+	atomic_inc(&mdev->num_mws);
+	/* Complete: lookups by key may find the window from now on. */
+	mrc_key_users_revive(&mw->users);
+	return 0;
+
+out_free_xlt:
+	mrc_xlt_free(mdev, &mw->xlt);
+out_free_key:
+	mrc_mkey_free(mdev, mw->key);
+	return ret;
+}
+
+/**
+ * mrc_alloc_mw - allocate a memory window
+ * @pd: protection domain
+ * @type: MRC_MW_TYPE_1 or MRC_MW_TYPE_2
+ *
+ * Allocates a key (owner: the window), reserves translation space for
+ * the window's KLM entries (two segments: see Documentation/mrcore/
+ * windows.rst) and writes the key's context FREE, in KLM mode, with @pd:
+ * the window is unbound and every access through its rkey fails until a
+ * bind. mrc_mw_rkey() gives the rkey.
+ *
+ * Context: process context; may sleep.
+ * Return: the window; ERR_PTR(-EINVAL) for a bad @pd or a @type other
+ * than 1 or 2 (type 3 included); -EOPNOTSUPP on a device without
+ * MRC_CAP_KLM; -ENOSPC when no key or translation space is free; -ENOMEM;
+ * or the error of ops->write_mkey. Nothing is left behind on failure.
+ */
+struct mrc_mw *mrc_alloc_mw(struct mrc_pd *pd, enum mrc_mw_type type)
+{
+	struct mrc_mw *mw;
+	int ret;
+
+	if (mrc_check_pd(pd))
+		return ERR_PTR(-EINVAL);
+	/* IBA knows types 1 and 2 (2A/2B: vhca does 2B); nothing else. */
+	if (type != MRC_MW_TYPE_1 && type != MRC_MW_TYPE_2)
+		return ERR_PTR(-EINVAL);
+	if (!(pd->mdev->caps.flags & MRC_CAP_KLM))
+		return ERR_PTR(-EOPNOTSUPP);
+
+	mw = kzalloc(sizeof(*mw), GFP_KERNEL);
+	if (!mw)
+		return ERR_PTR(-ENOMEM);
+	mw->mdev = pd->mdev;
+	mw->pd = pd;
+	mw->type = type;
+	mw->state = MRC_MKEY_INVALID;
+	mrc_key_users_init(&mw->users);
+	/* Not findable until installed. */
+	mw->users.dying = true;
+	mutex_init(&mw->lock);
+
+	ret = mrc_mw_install(mw);
+	if (ret)
+		goto out_free_mw;
+	mrc_dbg_mw(mw, "type %u xlt 0x%llx\n", type, mw->xlt.offset);
+	return mw;
+
+out_free_mw:
+	mutex_destroy(&mw->lock);
+	/* Lookups that found the key ran under RCU: free after a grace. */
+	kfree_rcu(mw, rcu);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_GPL(mrc_alloc_mw);
+
+/**
+ * mrc_dealloc_mw - unbind a memory window if bound, and free it
+ * @mw: from mrc_alloc_mw()
+ *
+ * Binds and invalidations by key are turned away and those running
+ * waited for; the key's context is invalidated (ops->invalidate_mkey
+ * returns once no access through it is running), then a bound window
+ * leaves its MR (whose num_mw drops), and the translation space, the key
+ * and the window are freed. The rkey is invalid from then on.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or the error of ops->invalidate_mkey, after which the window
+ * is as it was and usable.
+ */
+int mrc_dealloc_mw(struct mrc_mw *mw)
+{
+	struct mrc_device *mdev = mw->mdev;
+	int ret;
+
+	mrc_key_users_quiesce(&mw->users);
+	mutex_lock(&mw->lock);
+	ret = mdev->ops->invalidate_mkey(mdev, mrc_key_index(mw->key));
+	if (ret) {
+		mutex_unlock(&mw->lock);
+		/* Still allocated: lookups may find it again. */
+		mrc_key_users_revive(&mw->users);
+		return ret;
+	}
+
+	/* The context no longer reaches the MR: it may go. */
+	if (mw->mr)
+		atomic_dec(&mw->mr->num_mw);
+	mrc_xlt_free(mdev, &mw->xlt);
+	mrc_mkey_free(mdev, mw->key);
+	atomic_dec(&mdev->num_mws);
+	mrc_dbg_mw(mw, "deallocated\n");
+	mutex_unlock(&mw->lock);
+
+	mutex_destroy(&mw->lock);
+	kfree_rcu(mw, rcu);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(mrc_dealloc_mw);
+
+/**
+ * mrc_mw_rkey - the current rkey of a memory window
+ * @mw: from mrc_alloc_mw()
+ *
+ * Every bind changes the key's variant (type 1: mrcore moves it on by one;
+ * type 2: the Bind MW WR carries it), so the rkey to hand to a peer is
+ * read after the bind.
+ *
+ * Context: any context.
+ * Return: the key.
+ */
+u32 mrc_mw_rkey(const struct mrc_mw *mw)
+{
+	/* Written under the window's mutex by binds. */
+	return READ_ONCE(mw->key);
+}
+EXPORT_SYMBOL_GPL(mrc_mw_rkey);
+
+/* The window's own rules for a bind: rights, length, type and state. */
+static int mrc_mw_check_bind(const struct mrc_mw *mw,
+			     const struct mrc_mw_bind *b)
+{
+	lockdep_assert_held(&mw->lock);
+
+	/* A window grants remote rights only, and may be zero-based. */
+	if (b->access & ~MRC_MW_ACCESS)
+		return -EINVAL;
+	/* IBA o10-36.2.2: a type 1 window is never zero-based. */
+	if (mw->type == MRC_MW_TYPE_1 && (b->access & MRC_ACCESS_ZERO_BASED))
+		return -EINVAL;
+	/* The reserved KLM entries cover at most this much. */
+	if (b->length > MRC_MW_MAX_LENGTH)
+		return -EINVAL;
+	if (mw->type == MRC_MW_TYPE_2) {
+		/* IBA o10-37.2.30: a type 2 window is bound only when Free. */
+		if (mw->state != MRC_MKEY_FREE)
+			return -EINVAL;
+		/* IBA o10-37.2.40: it is not unbound by a zero-length bind. */
+		if (!b->length)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* The MR's side of a bind, under the MR's mutex. */
+static int mrc_mw_check_mr(const struct mrc_mw *mw, const struct mrc_mr *mr,
+			   const struct mrc_mw_bind *b)
+{
+	lockdep_assert_held(&mr->lock);
+
+	/* FMRs remap without a REG_MR's ordering: no windows on them. */
+	if (mr->type == MRC_MR_FMR)
+		return -EINVAL;
+	/* The MR is usable: a fast-reg MR must be VALID. */
+	if (mrc_mr_state(mr) != MRC_MKEY_VALID)
+		return -EINVAL;
+	/* IBA C10-72: the window and the MR are of one PD. */
+	if (mr->pd->pdn != mw->pd->pdn)
+		return -EPERM;
+	/* IBA C10-73: the MR allows windows. */
+	if (!(mr->access & MRC_ACCESS_MW_BIND))
+		return -EPERM;
+	/* IBA C10-74: a window that writes needs an MR that is written to. */
+	if ((b->access & (MRC_ACCESS_REMOTE_WRITE | MRC_ACCESS_REMOTE_ATOMIC)) &&
+	    !(mr->access & MRC_ACCESS_LOCAL_WRITE))
+		return -EPERM;
+	/* IBA C10-75: the window lies inside the MR. */
+	if (b->addr < mr->iova || b->length > mr->length ||
+	    b->addr - mr->iova > mr->length - b->length)
+		return -ERANGE;
+	return 0;
+}
+
+/* Encode the window's entries over the MR's key into the idle half. */
+static int mrc_mw_write_klm(struct mrc_mw *mw, const struct mrc_mr *mr,
+			    const struct mrc_mw_bind *b, u64 offset, u32 *n)
+{
+	struct mrc_klm klm[MRC_MW_KLM_ENTRIES];
+	u64 addr = b->addr, left = b->length;
+	u32 i, bc;
+
+	BUILD_BUG_ON(sizeof(klm) != MRC_MW_XLT_HALF);
+	BUILD_BUG_ON(MRC_MW_XLT_HALF != MRC_XLT_SEG_SIZE);
+
+	for (i = 0; left; i++) {
+		bc = min_t(u64, left, MRC_KLM_MAX_BCOUNT);
+		klm[i] = (struct mrc_klm) {
+			.bcount = cpu_to_le32(bc),
+			.key = cpu_to_le32(mr->key),
+			.addr = cpu_to_le64(addr),
+		};
+		addr += bc;
+		left -= bc;
+	}
+	*n = i;
+	return mrc_write_xlt(mw->mdev, offset, klm, i * sizeof(*klm));
+}
+
+/* The window moved to @key: mrcore's record and the window follow. */
+static void mrc_mw_set_key(struct mrc_mw *mw, u32 key)
+{
+	lockdep_assert_held(&mw->lock);
+
+	if (key != mw->key)
+		mrc_mkey_set_variant(mw->mdev, key);
+	/* Read locklessly by mrc_mw_rkey(). */
+	WRITE_ONCE(mw->key, key);
+	atomic64_inc(&mw->mdev->stats_mw_binds);
+}
+
+/*
+ * The window left @old (unbind, rebind elsewhere, invalidation): its
+ * context, already rewritten and drained, no longer reaches @old.
+ */
+static void mrc_mw_leave(struct mrc_mr *old)
+{
+	if (old)
+		atomic_dec(&old->num_mw);
+}
+
+/* A checked bind to @mr (held, its mutex held): entries, fence, context. */
+static int mrc_mw_bind_locked(struct mrc_mw *mw, struct mrc_mr *mr,
+			      const struct mrc_mw_bind *b)
+{
+	struct mrc_device *mdev = mw->mdev;
+	u8 half = mw->state == MRC_MKEY_VALID ? !mw->half : mw->half;
+	u64 offset = mw->xlt.offset + half * MRC_MW_XLT_HALF;
+	struct mrc_mr *old = mw->mr;
+	struct mrc_mkey_ctx ctx;
+	u32 n;
+	int ret;
+
+	lockdep_assert_held(&mw->lock);
+	lockdep_assert_held(&mr->lock);
+
+	ret = mrc_mw_write_klm(mw, mr, b, offset, &n);
+	if (ret)
+		return ret;
+	mdev->ops->fence(mdev);
+
+	ctx = (struct mrc_mkey_ctx) {
+		.key = b->key,
+		.state = MRC_MKEY_VALID,
+		.access_mode = MRC_ACCESS_MODE_KLM,
+		.pdn = mw->pd->pdn,
+		.access = b->access & MRC_ACCESS_HW_MASK,
+		.iova = b->access & MRC_ACCESS_ZERO_BASED ? 0 : b->addr,
+		.length = b->length,
+		.xlt_offset = offset,
+		.xlt_entries = n,
+		.qpn = mw->type == MRC_MW_TYPE_2 ? b->qpn : 0,
+	};
+	/* Returns once no access resolves a previous VALID context. */
+	ret = mrc_write_mkey(mdev, b->key, &ctx);
+	if (ret)
+		return ret;
+
+	mrc_mw_set_key(mw, b->key);
+	atomic_inc(&mr->num_mw);
+	mw->mr = mr;
+	mw->addr = b->addr;
+	mw->length = b->length;
+	mw->access = b->access;
+	mw->qpn = ctx.qpn;
+	mw->half = half;
+	mw->state = MRC_MKEY_VALID;
+	mrc_mw_leave(old);
+	return 0;
+}
+
+/* A zero-length type 1 bind: FREE under @key; the old rkey dies. */
+static int mrc_mw_unbind_locked(struct mrc_mw *mw, u32 key)
+{
+	struct mrc_mr *old = mw->mr;
+	struct mrc_mkey_ctx ctx;
+	int ret;
+
+	lockdep_assert_held(&mw->lock);
+
+	mrc_mw_free_ctx(mw, key, &ctx);
+	/* Returns once no access resolves the VALID context. */
+	ret = mrc_write_mkey(mw->mdev, key, &ctx);
+	if (ret)
+		return ret;
+
+	mrc_mw_set_key(mw, key);
+	mw->mr = NULL;
+	mw->length = 0;
+	mw->access = 0;
+	mw->qpn = 0;
+	mw->state = MRC_MKEY_FREE;
+	mrc_mw_leave(old);
+	return 0;
+}
+
+/* Bind to a held @mr whose key must still be @mr_key (0: any). */
+static int mrc_mw_bind_mr(struct mrc_mw *mw, struct mrc_mr *mr, u32 mr_key,
+			  const struct mrc_mw_bind *b)
+{
+	int ret;
+
+	mutex_lock(&mr->lock);
+	/* A REG_MR or dereg may have moved the MR's key on since. */
+	if (mr_key && mr->key != mr_key)
+		ret = -ENOKEY;
+	else
+		ret = mrc_mw_check_mr(mw, mr, b) ?:
+		      mrc_mw_bind_locked(mw, mr, b);
+	mutex_unlock(&mr->lock);
+	return ret;
+}
+
+/**
+ * mrc_bind_mw - bind a type 1 memory window (ibv_bind_mw()'s semantics)
+ * @mw: a type 1 window
+ * @mr: the MR to bind to, registered by the caller and not deregistered
+ *	during the call; may be NULL when @length is 0
+ * @addr: first byte of the window, in @mr's address space
+ * @length: bytes, at most MRC_MW_MAX_LENGTH; 0 unbinds
+ * @access: the window's rights: MRC_ACCESS_REMOTE_READ, _REMOTE_WRITE,
+ *	_REMOTE_ATOMIC (ZERO_BASED is for type 2 only)
+ *
+ * Every call moves the rkey's variant on by one (read it back with
+ * mrc_mw_rkey()), so a peer holding the previous rkey loses access. With
+ * @length > 0 the window's context becomes VALID: KLM mode, one entry
+ * {bcount, @mr's key, address} per MRC_KLM_MAX_BCOUNT bytes, iova @addr,
+ * @access, the window's PD. A bound window may be rebound, to the same
+ * MR or another; @mr's num_mw counts the window until it is unbound,
+ * rebound elsewhere or deallocated. With @length 0 the context becomes
+ * FREE: the window is unbound and its old rkey invalid. The context is
+ * switched with one write_mkey, which returns once no access resolves the
+ * previous one.
+ *
+ * Context: process context; may sleep.
+ * Return: 0; -EINVAL if @mw is not type 1, @access has a bit other than
+ * the remote rights (ZERO_BASED included), @length is above
+ * MRC_MW_MAX_LENGTH, @mr is NULL with a length, of another device, an
+ * FMR, or a fast-reg MR that is not VALID; -EPERM if @mr is of another PD,
+ * lacks MRC_ACCESS_MW_BIND, or lacks LOCAL_WRITE while the window would
+ * grant REMOTE_WRITE or REMOTE_ATOMIC; -ERANGE if the window is not
+ * inside [@mr->iova, @mr->iova + @mr->length); or the error of a backend
+ * op. On any error the window is as it was.
+ */
+int mrc_bind_mw(struct mrc_mw *mw, struct mrc_mr *mr, u64 addr, u64 length,
+		u32 access)
+{
+	struct mrc_mw_bind b = {
+		.addr = addr,
+		.length = length,
+		.access = access,
+	};
+	int ret;
+
+	if (mw->type != MRC_MW_TYPE_1)
+		return -EINVAL;
+	if (length && (!mr || mr->mdev != mw->mdev))
+		return -EINVAL;
+
+	mutex_lock(&mw->lock);
+	b.key = mrc_make_key(mrc_key_index(mw->key),
+			     mrc_key_variant(mw->key) + 1);
+	ret = mrc_mw_check_bind(mw, &b);
+	if (!ret)
+		ret = length ? mrc_mw_bind_mr(mw, mr, 0, &b) :
+			       mrc_mw_unbind_locked(mw, b.key);
+	mrc_dbg_mw(mw, "addr 0x%llx length 0x%llx access 0x%x: %d\n", addr,
+		   length, access, ret);
+	mutex_unlock(&mw->lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mrc_bind_mw);
+
+/* The window that owns index @index, held; any variant. */
+static struct mrc_mw *mrc_mw_get_index(struct mrc_device *mdev, u32 index)
+{
+	enum mrc_mkey_kind kind;
+	struct mrc_mw *mw;
+
+	rcu_read_lock();
+	mw = mrc_mkey_find_index(mdev, index, &kind);
+	if (!mw)
+		mw = ERR_PTR(-ENOKEY);
+	else if (kind != MRC_MKEY_KIND_MW)
+		mw = ERR_PTR(-EINVAL);
+	else if (!mrc_key_users_tryget(&mw->users))
+		mw = ERR_PTR(-ENOKEY);
+	rcu_read_unlock();
+	return mw;
+}
+
+/* A Bind MW WR on a held window, under its mutex. */
+static int mrc_mw_exec_bind_locked(struct mrc_mw *mw, u32 pdn, u32 mr_key,
+				   const struct mrc_mw_bind *b)
+{
+	struct mrc_mr *mr;
+	int ret;
+
+	lockdep_assert_held(&mw->lock);
+
+	/* IBA C10-72: the QP's PD is the window's. */
+	if (pdn != mw->pd->pdn)
+		return -EPERM;
+	ret = mrc_mw_check_bind(mw, b);
+	if (ret)
+		return ret;
+	if (!b->length)
+		return mrc_mw_unbind_locked(mw, b->key);
+
+	mr = mrc_mr_lookup(mw->mdev, mr_key);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	ret = mrc_mw_bind_mr(mw, mr, mr_key, b);
+	mrc_mr_put(mr);
+	return ret;
+}
+
+/**
+ * mrc_mw_exec_bind - execute a Bind MW work request, as the device
+ * @mdev: registered device
+ * @pdn: PD number of the executing QP
+ * @qpn: number of the executing QP; a type 2 window is bound to it
+ * @mw_key: the window's index with the variant the consumer chose for the
+ *	new rkey (the same as the current one is allowed, IBA)
+ * @mr_key: the MR's current key (lkey); ignored for a zero-length bind
+ * @addr: first byte of the window, in the MR's address space
+ * @length: bytes, at most MRC_MW_MAX_LENGTH; 0 only for a type 1 window,
+ *	which it unbinds
+ * @access: the window's rights: MRC_ACCESS_REMOTE_READ, _REMOTE_WRITE,
+ *	_REMOTE_ATOMIC, and for type 2 MRC_ACCESS_ZERO_BASED (the window's
+ *	addresses then start at 0)
+ *
+ * The backend's engine calls this when it executes the WR, in QP order.
+ * The window is found by the index of @mw_key, the MR by @mr_key exactly.
+ * The window's context becomes VALID as for mrc_bind_mw(), with @mw_key
+ * as its key, iova 0 for ZERO_BASED, and @qpn for a type 2 window (the
+ * device allows remote access through it on that QP only). A type 2
+ * window must be FREE: a bound one is invalidated first (mrc_exec_inv()).
+ * A type 1 window, which user space binds through a WR too, may be
+ * rebound or unbound (@length 0) in any state. Allocates nothing.
+ *
+ * Context: process context; may sleep (the window's and the MR's mutex,
+ * the drain of a rebind).
+ * Return: 0; -ENOKEY if no window has that index (or it is being
+ * deallocated), or @mr_key is not live; -EINVAL if the index is not a
+ * window's, @mr_key names no MR or an FMR (or the local DMA key), the
+ * access or length is refused, a type 1 window is asked to be
+ * zero-based, a type 2 window is not FREE or asked for length 0, or a
+ * fast-reg MR is not VALID; -EPERM if @pdn is not the window's PD, the MR
+ * is of another PD, lacks MRC_ACCESS_MW_BIND, or lacks LOCAL_WRITE for a
+ * window granting REMOTE_WRITE or REMOTE_ATOMIC; -ERANGE if the window is
+ * not inside the MR; or the error of a backend op. On any error the
+ * window is as it was.
+ */
+int mrc_mw_exec_bind(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 mw_key,
+		     u32 mr_key, u64 addr, u64 length, u32 access)
+{
+	struct mrc_mw_bind b = {
+		.key = mw_key,
+		.addr = addr,
+		.length = length,
+		.access = access,
+		.qpn = qpn,
+	};
+	struct mrc_mw *mw;
+	int ret;
+
+	mw = mrc_mw_get_index(mdev, mrc_key_index(mw_key));
+	if (IS_ERR(mw)) {
+		mrc_dbg(mdev, "bind key 0x%08x: %ld\n", mw_key, PTR_ERR(mw));
+		return PTR_ERR(mw);
+	}
+
+	mutex_lock(&mw->lock);
+	ret = mrc_mw_exec_bind_locked(mw, pdn, mr_key, &b);
+	mrc_dbg_mw(mw, "qpn %u key 0x%08x mr 0x%08x addr 0x%llx length 0x%llx access 0x%x: %d\n",
+		   qpn, mw_key, mr_key, addr, length, access, ret);
+	mutex_unlock(&mw->lock);
+	mrc_key_users_put(&mw->users);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mrc_mw_exec_bind);
+
+/* The checked invalidation of a held window, under its mutex. */
+static int mrc_mw_inv_locked(struct mrc_mw *mw, u32 pdn, u32 key)
+{
+	struct mrc_mkey_ctx ctx;
+	struct mrc_mr *old;
+	int ret;
+
+	lockdep_assert_held(&mw->lock);
+
+	/* A bind may have moved the key on since the lookup. */
+	if (key != mw->key)
+		return -ENOKEY;
+	/* IBA o10-37.2.26: a type 1 window is not invalidated by a WR. */
+	if (mw->type != MRC_MW_TYPE_2)
+		return -EINVAL;
+	/* Only a QP of the window's PD may invalidate it. */
+	if (pdn != mw->pd->pdn)
+		return -EPERM;
+	/* Invalidating a Free window is allowed and changes nothing. */
+	if (mw->state == MRC_MKEY_FREE)
+		return 0;
+
+	mrc_mw_free_ctx(mw, key, &ctx);
+	/* Returns once no access through the VALID context is running. */
+	ret = mw->mdev->ops->write_mkey(mw->mdev, mrc_key_index(key), &ctx);
+	if (ret)
+		return ret;
+
+	old = mw->mr;
+	mw->mr = NULL;
+	mw->length = 0;
+	mw->access = 0;
+	mw->qpn = 0;
+	mw->state = MRC_MKEY_FREE;
+	mrc_mw_leave(old);
+	return 0;
+}
+
+/* Invalidate the window that owns exactly @key. */
+static int mrc_mw_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key)
+{
+	struct mrc_mw *mw;
+	int ret;
+
+	mw = mrc_mw_get_index(mdev, mrc_key_index(key));
+	if (IS_ERR(mw))
+		return PTR_ERR(mw) == -EINVAL ? -ENOKEY : PTR_ERR(mw);
+
+	mutex_lock(&mw->lock);
+	ret = mrc_mw_inv_locked(mw, pdn, key);
+	mrc_dbg_mw(mw, "key 0x%08x pdn %u: %d\n", key, pdn, ret);
+	mutex_unlock(&mw->lock);
+	mrc_key_users_put(&mw->users);
+	return ret;
+}
+
+/**
+ * mrc_exec_inv - execute an invalidation, as the device
+ * @mdev: registered device
+ * @pdn: PD number of the executing QP (LOCAL_INV), or of the QP a Send
+ *	with Invalidate arrived on
+ * @key: the key to invalidate, any 32-bit value
+ *
+ * The backend's engine calls this for LOCAL_INV and Send with Invalidate.
+ * The key must be live with exactly this variant. A fast-reg MR's key is
+ * invalidated as by mrc_frmr_exec_inv() (VALID -> FREE; -EBUSY while
+ * windows are bound). A type 2 window's key moves the window VALID ->
+ * FREE: its context is written FREE under the same key (write_mkey
+ * returns once no access through the VALID context is running), the
+ * window leaves its MR (whose num_mw drops) and the rkey is invalid until
+ * the next bind. A FREE MR or window is left as it is, with success. The
+ * QP a type 2 window is bound to is not compared: the device checks it on
+ * every access, and an invalidation names the window by key and PD only.
+ * Allocates nothing.
+ *
+ * Context: process context; may sleep (the owner's mutex, the drain).
+ * Return: 0; -ENOKEY if @key is not live (unknown index, stale variant,
+ * owner being freed); -EINVAL for the key of a type 1 window, of a memory
+ * region that is not fast-reg, or the local DMA key; -EPERM if @pdn is not
+ * the owner's PD; -EBUSY for a fast-reg MR with windows bound; or the
+ * error of ops->write_mkey, after which the key is still VALID.
+ */
+int mrc_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key)
+{
+	enum mrc_mkey_kind kind;
+	void *owner;
+
+	if (key == mdev->local_dma_lkey)
+		return -EINVAL;
+
+	rcu_read_lock();
+	owner = mrc_mkey_find(mdev, key, &kind);
+	rcu_read_unlock();
+	if (!owner)
+		return -ENOKEY;
+	/* Each path looks the key up again and holds what it finds. */
+	if (kind == MRC_MKEY_KIND_MW)
+		return mrc_mw_exec_inv(mdev, pdn, key);
+	return mrc_frmr_exec_inv(mdev, pdn, key);
+}
+EXPORT_SYMBOL_GPL(mrc_exec_inv);

@@ -247,6 +247,8 @@ enum mrc_stage {
  * @pages_pinned: PAGE_SIZE pages pinned by live user MRs
  * @stats_mr_regs: memory regions ever registered
  * @stats_mr_reregs: successful re-registrations
+ * @num_mws: live memory windows
+ * @stats_mw_binds: successful memory window binds (unbinds included)
  * @inject: armed failure injection, 0 when disarmed; see mrc_inject()
  * @stats_injected: failures injected, per enum mrc_stage
  * @debugfs: this device's debugfs directory, or NULL
@@ -276,6 +278,8 @@ struct mrc_device {
 	atomic64_t pages_pinned;
 	atomic64_t stats_mr_regs;
 	atomic64_t stats_mr_reregs;
+	atomic_t num_mws;
+	atomic64_t stats_mw_binds;
 	atomic_t inject;
 	atomic64_t stats_injected[MRC_NUM_STAGES];
 	struct dentry *debugfs;
@@ -299,6 +303,21 @@ struct mrc_pd {
 struct mrc_xlt {
 	u64 offset;
 	u64 size;
+};
+
+/**
+ * struct mrc_key_users - lookups by key still using an object
+ * @count: lookups holding the object; its teardown waits for zero
+ * @dying: its teardown has begun: new lookups by key fail
+ *
+ * Keys arrive from peers and work requests, so an object found by key may
+ * be torn down while the lookup still needs it after its RCU read-side
+ * section (to take the object's mutex). Lookups hold @count; teardown sets
+ * @dying and waits for @count to drain before it frees anything.
+ */
+struct mrc_key_users {
+	atomic_t count;
+	bool dying;
 };
 
 /* device.c */
@@ -424,8 +443,13 @@ struct mrc_umem;
  * @bufs: mrcore's copy of the ranges (MRC_MR_PHYS), to rebuild entries
  * @nbufs: entries of @bufs
  * @sgt: the caller's table (MRC_MR_SG); it must stay mapped until dereg
- * @num_mw: bound memory windows; dereg fails -EBUSY while non-zero
- * @lock: serialises rereg and dereg of this MR
+ * @num_mw: bound memory windows; dereg and invalidation fail -EBUSY
+ *	while non-zero. Incremented only under @lock (a bind), decremented
+ *	anywhere once the window's context no longer reaches the MR
+ * @users: lookups by key (mrc_mr_lookup()) still using the MR;
+ *	mrc_dereg_mr() turns new ones away and waits for these
+ * @lock: serialises rereg, dereg, binds of windows to this MR and (for a
+ *	fast-reg MR) REG_MR and invalidation
  * @rcu: the MR is the owner of its key, so it is freed after a grace period
  *
  * Everything but @num_mw is written only under @lock, by rereg; readers
@@ -449,7 +473,8 @@ struct mrc_mr {
 	unsigned int nbufs;
 	struct sg_table *sgt;
 	atomic_t num_mw;
-	struct mutex lock;	/* protects rereg/dereg of this MR */
+	struct mrc_key_users users;
+	struct mutex lock;	/* protects rereg/dereg/binds of this MR */
 	struct rcu_head rcu;
 };
 
@@ -531,11 +556,25 @@ int mrc_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key);
  * with mrc_mw_exec_bind(). A bound window's context is a KLM-mode key
  * over the MR's key, so every access through it is walked through the
  * MR's context and table; a type 2 window's context carries its QP.
+ * Documentation/mrcore/windows.rst has the rules and errnos.
  */
 enum mrc_mw_type {
 	MRC_MW_TYPE_1 = 1,	/* the IB_MW_TYPE_* values */
 	MRC_MW_TYPE_2 = 2,
 };
+
+/*
+ * A window reserves this many KLM entries (one translation segment) when
+ * it is allocated, so a bind allocates nothing; each entry covers up to
+ * MRC_KLM_MAX_BCOUNT bytes of the MR, which caps a window's length.
+ */
+#define MRC_MW_KLM_ENTRIES	(MRC_XLT_SEG_SIZE / MRC_KLM_ENTRY_SIZE)
+#define MRC_MW_MAX_LENGTH	((u64)MRC_MW_KLM_ENTRIES * MRC_KLM_MAX_BCOUNT)
+/* The rights a window may grant (and ZERO_BASED, type 2 only). */
+#define MRC_MW_ACCESS		(MRC_ACCESS_REMOTE_READ |		\
+				 MRC_ACCESS_REMOTE_WRITE |		\
+				 MRC_ACCESS_REMOTE_ATOMIC |		\
+				 MRC_ACCESS_ZERO_BASED)
 
 struct mrc_mw;
 
@@ -550,9 +589,18 @@ int mrc_mw_exec_bind(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 mw_key,
 /*
  * Indirect keys (the UMR/KLM model): one key over a list of ranges of
  * other keys of the same PD, laid end to end from @iova. A named key may
- * itself be indirect, to a nesting depth of MRC_INDIRECT_MAX_DEPTH.
+ * itself be indirect, to a nesting depth of MRC_INDIRECT_MAX_DEPTH: a
+ * memory region has depth 0, an indirect key 1 + the largest depth of the
+ * keys it names.
  */
 #define MRC_INDIRECT_MAX_DEPTH	3
+/*
+ * The most contexts a device walk resolves for one access: the indirect
+ * levels, the memory region at the bottom, and the local DMA key when
+ * that region is itself KLM mode (SG_GAPS, a KLM-mode physical MR). A
+ * window's walk is shorter: window, MR, local DMA key.
+ */
+#define MRC_WALK_MAX_KEYS	(MRC_INDIRECT_MAX_DEPTH + 2)
 
 /**
  * struct mrc_key_range - one piece of an indirect key
