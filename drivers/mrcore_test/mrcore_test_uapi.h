@@ -521,4 +521,179 @@ struct mrct_bench_write {
 #define MRCT_BENCH_MEMCPY	_IOWR(MRCT_IOC_MAGIC, 0x4B, struct mrct_bench_memcpy)
 #define MRCT_BENCH_WRITE	_IOWR(MRCT_IOC_MAGIC, 0x4C, struct mrct_bench_write)
 
+/* FMR ------------------------------------------------------------------- */
+
+/*
+ * FMR pools (mrcore_test_fmr.c): mrcore's FMR pool API on a vhca device.
+ *
+ * The first FMR call of a context gives it a kernel buffer of
+ * MRCT_FMR_BUF_PAGES pages (PAGE_SIZE each), DMA-mapped on the device;
+ * MRCT_FMR_BUF_READ and MRCT_FMR_BUF_WRITE let the CPU read and fill it.
+ * A pool (MRCT_FMR_POOL_CREATE, on one of the context's PDs) maps lists of
+ * those pages (by index) at an iova with MRCT_FMR_MAP and gives them back
+ * with MRCT_FMR_UNMAP; the device reads and writes through the key the
+ * map returns with MRCT_DEV_READ / MRCT_DEV_WRITE and MRCT_XFER_RAW_KEY.
+ * Every page size is PAGE_SIZE. Pools, mappings and the buffer go when
+ * the file is closed or the device removed. Needs a vhca device
+ * (-EOPNOTSUPP otherwise).
+ */
+#define MRCT_FMR_BUF_PAGES	64
+#define MRCT_FMR_MAX_LIST	32	/* pages per map */
+#define MRCT_FMR_MAX_POOLS	8	/* per context */
+#define MRCT_FMR_MAX_HELD	1024	/* mappings held per context */
+
+/* mrct_fmr_pool_create.flags: MRC_FMR_POOL_* */
+#define MRCT_FMR_CACHE		0x1U
+#define MRCT_FMR_STRICT		0x2U
+
+/**
+ * struct mrct_fmr_pool_create - MRCT_FMR_POOL_CREATE
+ * @pd: (in) PD index, below MRCT_NUM_PDS
+ * @pool_size: (in) FMRs
+ * @max_pages: (in) pages per map, at most MRCT_FMR_MAX_LIST
+ * @max_remaps: (in) maps of an FMR between flushes
+ * @dirty_watermark: (in) dirty FMRs that wake the flush worker
+ * @access: (in) MRCT_ACCESS_* rights of the FMRs
+ * @flags: (in) MRCT_FMR_*
+ * @handle: (out) the pool's handle in this context, never 0
+ *
+ * The values reach mrc_create_fmr_pool() as given (page shift
+ * PAGE_SHIFT). Return: 0, -EMFILE (MRCT_FMR_MAX_POOLS), or mrcore's errno.
+ */
+struct mrct_fmr_pool_create {
+	__u32 pd;
+	__u32 pool_size;
+	__u32 max_pages;
+	__u32 max_remaps;
+	__u32 dirty_watermark;
+	__u32 access;
+	__u32 flags;
+	__u32 handle;
+};
+
+/**
+ * struct mrct_fmr_handle - MRCT_FMR_POOL_DESTROY, MRCT_FMR_FLUSH (a pool),
+ *	MRCT_FMR_UNMAP (a mapping)
+ * @handle: (in) the pool or mapping; an unknown one is -ENOENT
+ * @reserved: zero
+ *
+ * MRCT_FMR_POOL_DESTROY is -EBUSY while the pool has mappings held.
+ */
+struct mrct_fmr_handle {
+	__u32 handle;
+	__u32 reserved;
+};
+
+/**
+ * struct mrct_fmr_map - MRCT_FMR_MAP: mrc_fmr_pool_map_phys()
+ * @iova: (in) address of the first byte through the key
+ * @length: (out) bytes the mapping covers
+ * @pool: (in) pool handle
+ * @npages: (in) entries of @pages, passed to mrcore as given (up to
+ *	MRCT_FMR_MAX_LIST)
+ * @handle: (out) the mapping's handle, for MRCT_FMR_UNMAP; every map has
+ *	its own, a cache hit too
+ * @key: (out) lkey == rkey of the mapping
+ * @pages: (in) buffer page indexes, below MRCT_FMR_BUF_PAGES
+ *
+ * Return: 0; -EAGAIN no FMR free; -EMFILE MRCT_FMR_MAX_HELD mappings
+ * held; -ENOENT no such pool; mrcore's errno.
+ */
+struct mrct_fmr_map {
+	__u64 iova;
+	__u64 length;
+	__u32 pool;
+	__u32 npages;
+	__u32 handle;
+	__u32 key;
+	__u32 pages[MRCT_FMR_MAX_LIST];
+};
+
+/**
+ * struct mrct_fmr_stats - MRCT_FMR_STATS: struct mrc_fmr_pool_stats
+ * @hits: (out) maps served by the cache, nothing written to the device
+ * @misses: (out) maps that wrote the device
+ * @remaps: (out) misses on an FMR still mapped
+ * @exhausted: (out) maps that failed -EAGAIN
+ * @flushes: (out) flushes run
+ * @flushed: (out) FMRs unmapped by flushes
+ * @strict_unmaps: (out) FMRs unmapped by their last unmap (strict)
+ * @pool: (in) pool handle
+ * @flush_calls: (out) calls of the pool's flush function
+ * @in_use: (out) FMRs with users
+ * @free: (out) FMRs on the free list
+ * @dirty: (out) FMRs on the dirty list
+ * @reserved: zero
+ */
+struct mrct_fmr_stats {
+	__u64 hits;
+	__u64 misses;
+	__u64 remaps;
+	__u64 exhausted;
+	__u64 flushes;
+	__u64 flushed;
+	__u64 strict_unmaps;
+	__u32 pool;
+	__u32 flush_calls;
+	__u32 in_use;
+	__u32 free;
+	__u32 dirty;
+	__u32 reserved;
+};
+
+/**
+ * struct mrct_fmr_buf - MRCT_FMR_BUF_READ, MRCT_FMR_BUF_WRITE: the CPU
+ *	copies between the context's buffer and user memory
+ * @ptr: (in) user buffer
+ * @offset: (in) first byte in the kernel buffer
+ * @length: (in) bytes; @offset + @length at most MRCT_FMR_BUF_PAGES pages
+ */
+struct mrct_fmr_buf {
+	__u64 ptr;
+	__u32 offset;
+	__u32 length;
+};
+
+/* mrct_fmr_bench.mode */
+#define MRCT_FMR_BENCH_HIT	0	/* the same list and iova every time */
+#define MRCT_FMR_BENCH_MISS	1	/* a new iova every time */
+
+/**
+ * struct mrct_fmr_bench - MRCT_FMR_BENCH: pool map + unmap cycles
+ * @min_ns: (in) cycle until this much time has passed, at most
+ *	MRCT_BENCH_MAX_NS
+ * @cycles: (out) map + unmap cycles done
+ * @elapsed_ns: (out) time they took
+ * @sync_flushes: (out) mrc_flush_fmr_pool() calls the loop made after a
+ *	map failed -EAGAIN (it then maps again)
+ * @pool: (in) pool handle, with no mapping held
+ * @npages: (in) pages per map (buffer pages 0 .. @npages - 1)
+ * @mode: (in) MRCT_FMR_BENCH_*
+ * @reserved: zero
+ *
+ * Return: 0; -EINVAL bad input; -EINTR a fatal signal; mrcore's errno.
+ */
+struct mrct_fmr_bench {
+	__u64 min_ns;
+	__u64 cycles;
+	__u64 elapsed_ns;
+	__u64 sync_flushes;
+	__u32 pool;
+	__u32 npages;
+	__u32 mode;
+	__u32 reserved;
+};
+
+#define MRCT_FMR_POOL_CREATE	_IOWR(MRCT_IOC_MAGIC, 0x60, struct mrct_fmr_pool_create)
+#define MRCT_FMR_POOL_DESTROY	_IOW(MRCT_IOC_MAGIC, 0x61, struct mrct_fmr_handle)
+#define MRCT_FMR_MAP		_IOWR(MRCT_IOC_MAGIC, 0x62, struct mrct_fmr_map)
+#define MRCT_FMR_UNMAP		_IOW(MRCT_IOC_MAGIC, 0x63, struct mrct_fmr_handle)
+#define MRCT_FMR_FLUSH		_IOW(MRCT_IOC_MAGIC, 0x64, struct mrct_fmr_handle)
+#define MRCT_FMR_STATS		_IOWR(MRCT_IOC_MAGIC, 0x65, struct mrct_fmr_stats)
+#define MRCT_FMR_BUF_READ	_IOW(MRCT_IOC_MAGIC, 0x66, struct mrct_fmr_buf)
+#define MRCT_FMR_BUF_WRITE	_IOW(MRCT_IOC_MAGIC, 0x67, struct mrct_fmr_buf)
+#define MRCT_FMR_BENCH		_IOWR(MRCT_IOC_MAGIC, 0x68, struct mrct_fmr_bench)
+
+/* End of FMR ------------------------------------------------------------ */
+
 #endif /* _MRCORE_TEST_UAPI_H */
