@@ -521,6 +521,334 @@ struct mrct_bench_write {
 #define MRCT_BENCH_MEMCPY	_IOWR(MRCT_IOC_MAGIC, 0x4B, struct mrct_bench_memcpy)
 #define MRCT_BENCH_WRITE	_IOWR(MRCT_IOC_MAGIC, 0x4C, struct mrct_bench_write)
 
+/* FRWR ------------------------------------------------------------------ */
+
+/*
+ * Fast registration (mrcore_test_frwr.c), with standard kernel verbs only,
+ * so the same calls run on vhca and rxe.
+ *
+ * MRCT_FRWR_ALLOC allocates an IB_MR_TYPE_MEM_REG MR with ib_alloc_mr() and
+ * a buffer of its own: @nchunks chunks of 2^@chunk_shift bytes, each a
+ * naturally aligned block of pages DMA-mapped on the device. MRCT_FRWR_REG
+ * maps a page list taken from that buffer (chunk @first, then @first +
+ * @stride, ..., modulo @nchunks) with ib_map_mr_sg() and posts IB_WR_REG_MR
+ * on a loopback pair's QP (MRCT_QP_CREATE); MRCT_FRWR_INV posts
+ * IB_WR_LOCAL_INV or IB_WR_SEND_WITH_INV with any key. MRCT_FRWR_XFER moves
+ * bytes over the pair between the MR, through an rkey, and a staging
+ * buffer of the module's (the PD's local_dma_lkey), and compares them with
+ * what the CPU sees in the pages the last successful REG_MR mapped.
+ * MRCT_FRWR_CYCLE runs REG_MR / RDMA WRITE / verify / LOCAL_INV cycles on
+ * one MR with a page list that changes every cycle (ANCHORS item 27), and
+ * MRCT_FRWR_BENCH times REG_MR + LOCAL_INV cycles on MRs of its own.
+ *
+ * As with MRCT_QP_POST, what the device did is a result, not an ioctl
+ * error: post errors, completion statuses (MRCT_WC_*) and QP states come
+ * back in the struct, and every call waits for its completions (at most
+ * MRCT_QP_WAIT_MS each; -ETIMEDOUT wedges the pair). The MRs are freed
+ * with MRCT_FRWR_FREE, or when the file is closed.
+ */
+#define MRCT_FRWR_MAX_MRS		16	/* per context */
+#define MRCT_FRWR_MAX_CHUNKS		1024	/* per MR buffer */
+#define MRCT_FRWR_MAX_BUF		(16U << 20)	/* bytes per MR buffer */
+/* Bytes of the staging buffer: the most one RDMA WR of MRCT_FRWR_XFER moves. */
+#define MRCT_FRWR_STAGING_SIZE		(64U << 10)
+#define MRCT_FRWR_MAX_CYCLES		1000000
+#define MRCT_FRWR_BENCH_MAX_PAGES	512
+
+/* More enum ib_wr_opcode, ib_wc_status and ib_wc_flags values. */
+#define MRCT_WR_LOCAL_INV		7
+#define MRCT_WR_SEND_WITH_INV		9
+#define MRCT_WC_MW_BIND_ERR		6
+#define MRCT_WC_WITH_INVALIDATE		0x4U
+
+/**
+ * struct mrct_frwr_alloc - MRCT_FRWR_ALLOC: an FRWR MR and its buffer
+ * @pd: (in) PD index of the MR
+ * @max_pages: (in) ib_alloc_mr()'s max_num_sg, passed unchecked
+ * @nchunks: (in) chunks of the buffer, 1 to MRCT_FRWR_MAX_CHUNKS
+ * @chunk_shift: (in) log2 of a chunk's bytes: 12 (a page) to 21 (2 MiB);
+ *		 at most MRCT_FRWR_MAX_BUF bytes in all
+ * @handle: (out) the MR's handle among the context's FRWR MRs, never 0
+ * @lkey: (out) the MR's lkey
+ * @rkey: (out) its rkey
+ * @dev_max_pages: (out) the device's max_fast_reg_page_list_len
+ * @page_size_cap: (out) the device's page_size_cap
+ *
+ * Return: 0; -EINVAL bad input; -ENODEV no device bound; -EMFILE
+ * MRCT_FRWR_MAX_MRS already; -ENOMEM (a chunk larger than a page may not
+ * be available); or ib_alloc_mr()'s errno, as the driver returned it.
+ */
+struct mrct_frwr_alloc {
+	__u32 pd;
+	__u32 max_pages;
+	__u32 nchunks;
+	__u32 chunk_shift;
+	__u32 handle;
+	__u32 lkey;
+	__u32 rkey;
+	__u32 dev_max_pages;
+	__u64 page_size_cap;
+};
+
+/**
+ * struct mrct_frwr_free - MRCT_FRWR_FREE: ib_dereg_mr() and the buffer
+ * @handle: (in) FRWR MR; one already freed is -ENOENT
+ * @reserved: zero
+ */
+struct mrct_frwr_free {
+	__u32 handle;
+	__u32 reserved;
+};
+
+/* mrct_frwr_reg.flags: the key of the REG_MR WR (at most one). */
+#define MRCT_FRWR_KEY_NEXT	0x1U	/* ib_update_fast_reg_key(variant + 1) */
+#define MRCT_FRWR_KEY_SET	0x2U	/* ib_update_fast_reg_key(@key & 0xff) */
+#define MRCT_FRWR_RAW_KEY	0x4U	/* @key as given; the MR's keys unchanged */
+
+/**
+ * struct mrct_frwr_reg - MRCT_FRWR_REG: map a page list and post REG_MR
+ * @handle: (in) FRWR MR
+ * @pair: (in) pair whose QP posts the WR
+ * @qp: (in) 0: QP A, 1: QP B
+ * @access: (in) the WR's access (MRCT_ACCESS_*), passed unchecked
+ * @flags: (in) MRCT_FRWR_KEY_NEXT, _KEY_SET or _RAW_KEY; none: the MR's
+ *	   current key
+ * @key: (in) the variant (KEY_SET) or the whole key (RAW_KEY); else 0
+ * @first: (in) buffer chunk of the first scatterlist entry
+ * @stride: (in) entry i is chunk (@first + i * @stride) % nchunks
+ * @offset: (in) byte offset into the first chunk (ib_map_mr_sg's sg_offset)
+ * @page_size: (in) ib_map_mr_sg()'s page_size, passed unchecked
+ * @length: (in) bytes from @offset; the entries are the chunks that holds
+ * @iova: (out) the MR's iova after ib_map_mr_sg()
+ * @map_ret: (out) what ib_map_mr_sg() returned; the WR is posted only
+ *	     when it is @nents
+ * @nents: (out) scatterlist entries
+ * @post_err: (out) ib_post_send()'s return value
+ * @bad_wr: (out) MRCT_BAD_WR_*
+ * @status: (out) the completion's status, or MRCT_WC_NONE
+ * @lkey: (out) the MR's lkey after the call
+ * @rkey: (out) its rkey
+ * @qp_state: (out) posting QP and peer after the completion, MRCT_QPS_*
+ * @reserved: zero
+ *
+ * The WR carries the key the MR has after the update @flags asks for
+ * (made only when the WR is posted), or @key with MRCT_FRWR_RAW_KEY.
+ * After a successful completion the module records the page list, for
+ * MRCT_FRWR_XFER. Return: 0 (see the results); -ENOENT no such MR or
+ * pair; -EINVAL bad input (a page list beyond the buffer); -EIO the pair
+ * is wedged; -ETIMEDOUT, -EINTR, -ENODEV as MRCT_QP_POST.
+ */
+struct mrct_frwr_reg {
+	__u32 handle;
+	__u32 pair;
+	__u32 qp;
+	__u32 access;
+	__u32 flags;
+	__u32 key;
+	__u32 first;
+	__u32 stride;
+	__u32 offset;
+	__u32 page_size;
+	__u64 length;
+	__u64 iova;
+	__s32 map_ret;
+	__u32 nents;
+	__s32 post_err;
+	__u32 bad_wr;
+	__u32 status;
+	__u32 lkey;
+	__u32 rkey;
+	__u32 qp_state[2];
+	__u32 reserved;
+};
+
+/**
+ * struct mrct_frwr_inv - MRCT_FRWR_INV: LOCAL_INV or Send with Invalidate
+ * @pair: (in) pair
+ * @qp: (in) 0: post on A, 1: post on B
+ * @opcode: (in) MRCT_WR_LOCAL_INV or MRCT_WR_SEND_WITH_INV (zero bytes)
+ * @key: (in) invalidate_rkey, any value
+ * @flags: (in) MRCT_POST_WAIT_RECV (Send with Invalidate only): also wait
+ *	   for the peer's receive, posted before with MRCT_QP_POST_RECV
+ * @post_err: (out) ib_post_send()'s return value
+ * @bad_wr: (out) MRCT_BAD_WR_*
+ * @status: (out) the send completion's status, or MRCT_WC_NONE
+ * @recv_status: (out) with MRCT_POST_WAIT_RECV, once the send completed
+ *		 with MRCT_WC_SUCCESS or MRCT_WC_REM_INV_REQ_ERR: the
+ *		 receive's status; else MRCT_WC_NONE
+ * @recv_wc_flags: (out) its wc_flags (MRCT_WC_WITH_INVALIDATE)
+ * @recv_inv_rkey: (out) its invalidate_rkey, with MRCT_WC_WITH_INVALIDATE
+ * @qp_state: (out) posting QP and peer after the completion(s)
+ * @reserved: zero
+ *
+ * Return: as MRCT_FRWR_REG.
+ */
+struct mrct_frwr_inv {
+	__u32 pair;
+	__u32 qp;
+	__u32 opcode;
+	__u32 key;
+	__u32 flags;
+	__s32 post_err;
+	__u32 bad_wr;
+	__u32 status;
+	__u32 recv_status;
+	__u32 recv_wc_flags;
+	__u32 recv_inv_rkey;
+	__u32 qp_state[2];
+	__u32 reserved;
+};
+
+/* mrct_frwr_xfer.dir */
+#define MRCT_FRWR_WRITE		0	/* RDMA WRITE staging -> MR */
+#define MRCT_FRWR_READ		1	/* RDMA READ MR -> staging */
+/* mrct_frwr_xfer.flags */
+#define MRCT_FRWR_XFER_RAW_KEY	0x1U	/* the rkey is @key, not the MR's */
+
+/**
+ * struct mrct_frwr_xfer - MRCT_FRWR_XFER: bytes through the MR's rkey
+ * @offset: (in) first byte, from the start of the last registration
+ * @length: (in) bytes, within that registration
+ * @eq_new: (out) bytes of the side written that hold @seed's pattern
+ * @eq_old: (out) bytes of it that still hold @seed_old's
+ * @handle: (in) FRWR MR
+ * @pair: (in) pair; QP @qp is the requester, its peer the responder
+ * @qp: (in) 0 or 1
+ * @dir: (in) MRCT_FRWR_WRITE or MRCT_FRWR_READ
+ * @flags: (in) MRCT_FRWR_XFER_RAW_KEY
+ * @key: (in) the rkey with MRCT_FRWR_XFER_RAW_KEY, else 0
+ * @seed: (in) the pattern moved
+ * @seed_old: (in) the pattern the side written holds before; its low byte
+ *	      must differ from @seed's
+ * @post_err: (out) ib_post_send()'s error, if it failed
+ * @status: (out) the last completion's status (the WRs stop at the first
+ *	    that fails), or MRCT_WC_NONE
+ * @qp_state: (out) requester and responder after the last completion
+ * @wrs: (out) WRs that were posted and completed
+ * @reserved: zero
+ *
+ * The pages the last successful REG_MR of the MR mapped are filled by the
+ * CPU (with @seed_old for a WRITE, @seed for a READ), the pair moves the
+ * bytes a MRCT_FRWR_STAGING_SIZE piece a WR, and the side written (the
+ * MR's pages for a WRITE, the staging buffer for a READ) is counted: all
+ * of it @seed after a success, all of it @seed_old when the first WR
+ * failed. A pattern's byte depends on its offset in the registration and
+ * on its page, so bytes in the wrong page do not count. Return: 0 (see
+ * the results); -ENODATA no REG_MR of the MR has succeeded yet; the rest
+ * as MRCT_FRWR_REG.
+ */
+struct mrct_frwr_xfer {
+	__u64 offset;
+	__u64 length;
+	__u64 eq_new;
+	__u64 eq_old;
+	__u32 handle;
+	__u32 pair;
+	__u32 qp;
+	__u32 dir;
+	__u32 flags;
+	__u32 key;
+	__u32 seed;
+	__u32 seed_old;
+	__s32 post_err;
+	__u32 status;
+	__u32 qp_state[2];
+	__u32 wrs;
+	__u32 reserved;
+};
+
+/* mrct_frwr_cycle.step: where a cycle stopped. */
+#define MRCT_FRWR_STEP_NONE	0	/* all cycles done */
+#define MRCT_FRWR_STEP_MAP	1	/* ib_map_mr_sg() mapped less (@err) */
+#define MRCT_FRWR_STEP_REG	2	/* REG_MR: @err (post) or @status */
+#define MRCT_FRWR_STEP_WRITE	3	/* RDMA WRITE through the new key */
+#define MRCT_FRWR_STEP_VERIFY	4	/* the pages do not hold what was written */
+#define MRCT_FRWR_STEP_INV	5	/* LOCAL_INV of the new key */
+
+/**
+ * struct mrct_frwr_cycle - MRCT_FRWR_CYCLE: REG_MR, use, LOCAL_INV, again
+ * @handle: (in) FRWR MR, page size = its chunk size
+ * @pair: (in) pair
+ * @qp: (in) the QP that registers, writes and invalidates
+ * @cycles: (in) 1 to MRCT_FRWR_MAX_CYCLES
+ * @max_nents: (in) the most chunks one cycle's page list takes
+ * @access: (in) the REG_MR's access; needs MRCT_ACCESS_REMOTE_WRITE and
+ *	    MRCT_ACCESS_LOCAL_WRITE for the cycle to work
+ * @seed: (in) cycle i writes the pattern @seed + i
+ * @done: (out) cycles completed and verified
+ * @step: (out) MRCT_FRWR_STEP_*: where cycle @done stopped
+ * @err: (out) the post's or ib_map_mr_sg()'s error there (-ERANGE: it
+ *	 mapped fewer entries)
+ * @status: (out) the completion's status there
+ * @key: (out) the MR's key after the last cycle
+ * @reserved: zero
+ *
+ * Cycle i takes a new key variant, maps a page list whose first chunk,
+ * direction (ascending, descending), length and offset change with i,
+ * posts REG_MR, RDMA WRITEs a pattern over the whole registration from
+ * the other QP's side of the pair, checks every byte in the pages through
+ * the CPU, and LOCAL_INVs the key. Return: as MRCT_FRWR_REG.
+ */
+struct mrct_frwr_cycle {
+	__u32 handle;
+	__u32 pair;
+	__u32 qp;
+	__u32 cycles;
+	__u32 max_nents;
+	__u32 access;
+	__u32 seed;
+	__u32 done;
+	__u32 step;
+	__s32 err;
+	__u32 status;
+	__u32 key;
+	__u32 reserved;
+};
+
+/**
+ * struct mrct_frwr_bench - MRCT_FRWR_BENCH: REG_MR + LOCAL_INV cycles
+ * @min_ns: (in) start cycles until this much time has passed, at most
+ *	    MRCT_BENCH_MAX_NS
+ * @cycles: (out) cycles whose REG_MR and LOCAL_INV both succeeded
+ * @elapsed_ns: (out) first post to last completion
+ * @pair: (in) pair; its PD is the MRs'
+ * @qp: (in) the QP that posts
+ * @npages: (in) 4 KiB pages of every registration, 1 to
+ *	    MRCT_FRWR_BENCH_MAX_PAGES
+ * @depth: (in) MRs, and so cycles, in flight: 1 to MRCT_QP_DEPTH / 2
+ * @status: (out) MRCT_WC_SUCCESS, or the first failed completion's status
+ * @post_err: (out) the first error of ib_map_mr_sg() or ib_post_send()
+ *
+ * The module allocates @depth MRs and @npages pages, DMA-mapped once,
+ * before the clock starts. A cycle is what a ULP does per I/O:
+ * ib_update_fast_reg_key() to the next variant, ib_map_mr_sg() of the
+ * pages, and REG_MR and LOCAL_INV posted as one chain, both signaled; it
+ * ends with the LOCAL_INV's completion. The CQ is busy-polled. Return: 0
+ * (see @status and @post_err); -ETIMEDOUT, -EINTR as MRCT_BENCH_WRITE;
+ * -ENOMEM; ib_alloc_mr()'s errno; the rest as MRCT_FRWR_REG.
+ */
+struct mrct_frwr_bench {
+	__u64 min_ns;
+	__u64 cycles;
+	__u64 elapsed_ns;
+	__u32 pair;
+	__u32 qp;
+	__u32 npages;
+	__u32 depth;
+	__u32 status;
+	__s32 post_err;
+};
+
+#define MRCT_FRWR_ALLOC		_IOWR(MRCT_IOC_MAGIC, 0x50, struct mrct_frwr_alloc)
+#define MRCT_FRWR_FREE		_IOW(MRCT_IOC_MAGIC, 0x51, struct mrct_frwr_free)
+#define MRCT_FRWR_REG		_IOWR(MRCT_IOC_MAGIC, 0x52, struct mrct_frwr_reg)
+#define MRCT_FRWR_INV		_IOWR(MRCT_IOC_MAGIC, 0x53, struct mrct_frwr_inv)
+#define MRCT_FRWR_XFER		_IOWR(MRCT_IOC_MAGIC, 0x54, struct mrct_frwr_xfer)
+#define MRCT_FRWR_CYCLE		_IOWR(MRCT_IOC_MAGIC, 0x55, struct mrct_frwr_cycle)
+#define MRCT_FRWR_BENCH		_IOWR(MRCT_IOC_MAGIC, 0x56, struct mrct_frwr_bench)
+
+/* End of FRWR ----------------------------------------------------------- */
+
 /* FMR ------------------------------------------------------------------- */
 
 /*
