@@ -9,9 +9,11 @@
  * map_mr_sg fills through ib_sg_to_pages(); like an HCA reading the
  * descriptor list from host memory, the engine reads that list when it
  * executes IB_WR_REG_MR, and mrcore writes it to device memory as MTT
- * entries followed by the VALID context. LOCAL_INV and Send with
- * Invalidate return the context to FREE. The state machine, the checks
- * and the locking are mrcore's (drivers/mrcore/frwr.c).
+ * entries followed by the VALID context. An SG_GAPS MR keeps a list of
+ * DMA ranges instead, written as KLM entries over the local DMA key.
+ * LOCAL_INV and Send with Invalidate return the context to FREE. The
+ * state machine, the checks and the locking are mrcore's
+ * (drivers/mrcore/frwr.c).
  *
  * The ULP owns the page list between map_mr_sg and the REG_MR's
  * completion, as with any HCA: it must not map the MR again meanwhile.
@@ -19,62 +21,111 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/log2.h>
+#include <linux/minmax.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 
 #include "vhca_loc.h"
 
 /**
+ * vhca_frwr_max_sg - the longest list a fast-reg MR of a type may have
+ * @vdev: the device, its mrcore device registered
+ * @type: IB_MR_TYPE_MEM_REG (pages, 8-byte MTT entries) or
+ *	IB_MR_TYPE_SG_GAPS (ranges, 16-byte KLM entries)
+ *
+ * VHCA_MAX_FRWR_PAGES, or less if the largest block of translation area
+ * mrcore hands out holds fewer entries (mrc_frmr_max_pages() counts MTT
+ * entries). query_device reports the MEM_REG value as
+ * max_fast_reg_page_list_len.
+ *
+ * Return: the limit, at least 1.
+ */
+u32 vhca_frwr_max_sg(struct vhca_dev *vdev, enum ib_mr_type type)
+{
+	u32 max = mrc_frmr_max_pages(&vdev->mdev);
+
+	BUILD_BUG_ON(MRC_KLM_ENTRY_SIZE % MRC_MTT_ENTRY_SIZE);
+	if (type == IB_MR_TYPE_SG_GAPS)
+		max /= MRC_KLM_ENTRY_SIZE / MRC_MTT_ENTRY_SIZE;
+	return clamp_t(u32, max, 1, VHCA_MAX_FRWR_PAGES);
+}
+
+/* The CPU-side list map_mr_sg fills: pages, or ranges for SG_GAPS. */
+static int vhca_frwr_alloc_list(struct vhca_mr *mr, enum ib_mr_type type,
+				u32 max_num_sg)
+{
+	if (type == IB_MR_TYPE_SG_GAPS)
+		mr->bufs = kcalloc(max_num_sg, sizeof(*mr->bufs), GFP_KERNEL);
+	else
+		mr->pages = kcalloc(max_num_sg, sizeof(*mr->pages),
+				    GFP_KERNEL);
+	if (!mr->bufs && !mr->pages)
+		return -ENOMEM;
+	mr->max_pages = max_num_sg;
+	return 0;
+}
+
+/**
  * vhca_alloc_mr - ib_device_ops.alloc_mr
  * @ibpd: the PD
- * @type: IB_MR_TYPE_MEM_REG only
- * @max_num_sg: the longest page list, in [1, VHCA_MAX_FRWR_PAGES]
+ * @type: IB_MR_TYPE_MEM_REG, or IB_MR_TYPE_SG_GAPS (the device sets
+ *	IBK_SG_GAPS_REG)
+ * @max_num_sg: the longest page list (MEM_REG) or sg list (SG_GAPS), in
+ *	[1, vhca_frwr_max_sg()]
  *
  * The MR's key is FREE until a REG_MR; lkey and rkey are that key, and
- * the ULP changes their variant with ib_update_fast_reg_key().
+ * the ULP changes their variant with ib_update_fast_reg_key(). A MEM_REG
+ * MR is MTT-backed (mrc_alloc_frmr()); an SG_GAPS MR is KLM-backed
+ * (mrc_alloc_frmr_sg_gaps()), one entry per DMA range of any length and
+ * alignment, so any sg list of up to @max_num_sg entries maps in one go.
  *
  * Context: process context; may sleep.
- * Return: the MR or an ERR_PTR: -EOPNOTSUPP for SG_GAPS and INTEGRITY MRs;
- * -EINVAL for any other type or a bad @max_num_sg; -ENOMEM; or mrcore's
- * error (-ENOSPC when no key or translation space is free).
+ * Return: the MR or an ERR_PTR: -EOPNOTSUPP for INTEGRITY MRs; -EINVAL
+ * for any other type or a bad @max_num_sg; -ENOMEM; or mrcore's error
+ * (-ENOSPC when no key or translation space is free).
  */
 struct ib_mr *vhca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg)
 {
+	struct vhca_dev *vdev = to_vhca_dev(ibpd->device);
 	struct vhca_pd *pd = to_vhca_pd(ibpd);
 	struct mrc_mr *base_mr;
 	struct vhca_mr *mr;
 	int err;
 
-	if (type == IB_MR_TYPE_SG_GAPS || type == IB_MR_TYPE_INTEGRITY)
+	if (type == IB_MR_TYPE_INTEGRITY)
 		return ERR_PTR(-EOPNOTSUPP);
-	if (type != IB_MR_TYPE_MEM_REG)
+	if (type != IB_MR_TYPE_MEM_REG && type != IB_MR_TYPE_SG_GAPS)
 		return ERR_PTR(-EINVAL);
-	if (!max_num_sg || max_num_sg > VHCA_MAX_FRWR_PAGES)
+	if (!max_num_sg || max_num_sg > vhca_frwr_max_sg(vdev, type))
 		return ERR_PTR(-EINVAL);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	mr->pages = kcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
-	if (!mr->pages) {
-		err = -ENOMEM;
+	err = vhca_frwr_alloc_list(mr, type, max_num_sg);
+	if (err)
 		goto out_free_mr;
-	}
-	mr->max_pages = max_num_sg;
 
-	base_mr = mrc_alloc_frmr(&pd->base_pd, max_num_sg);
+	if (type == IB_MR_TYPE_SG_GAPS)
+		base_mr = mrc_alloc_frmr_sg_gaps(&pd->base_pd, max_num_sg);
+	else
+		base_mr = mrc_alloc_frmr(&pd->base_pd, max_num_sg);
 	if (IS_ERR(base_mr)) {
 		err = PTR_ERR(base_mr);
-		goto out_free_pages;
+		goto out_free_list;
 	}
 
 	mr->base_mr = base_mr;
 	mr->ibmr.lkey = base_mr->key;
 	mr->ibmr.rkey = base_mr->key;
-	vhca_dbg_mr(mr, "max_num_sg %u\n", max_num_sg);
+	vhca_dbg_mr(mr, "%s max_num_sg %u\n",
+		    type == IB_MR_TYPE_SG_GAPS ? "sg_gaps" : "mem_reg",
+		    max_num_sg);
 	return &mr->ibmr;
 
-out_free_pages:
+out_free_list:
+	kfree(mr->bufs);
 	kfree(mr->pages);
 out_free_mr:
 	kfree(mr);
@@ -92,6 +143,45 @@ static int vhca_set_page(struct ib_mr *ibmr, u64 addr)
 	return 0;
 }
 
+/*
+ * SG_GAPS: one range per sg entry, each of any alignment and length, the
+ * first starting @sg_offset_p bytes in, as ib_sg_to_pages() would start
+ * (and so ibmr->iova is the first range's address). Zero-length entries
+ * are consumed and give no range (a KLM entry of 0 bytes is malformed).
+ * Stops when the list is full; whole entries are mapped, so the offset
+ * handed back is 0.
+ */
+static int vhca_map_sg_gaps(struct vhca_mr *mr, struct scatterlist *sgl,
+			    int sg_nents, unsigned int *sg_offset_p)
+{
+	unsigned int offset = sg_offset_p ? *sg_offset_p : 0;
+	struct scatterlist *sg;
+	int i;
+
+	if (sg_nents <= 0 || offset > sg_dma_len(sgl))
+		return -EINVAL;
+
+	mr->npages = 0;
+	mr->ibmr.iova = sg_dma_address(sgl) + offset;
+	mr->ibmr.length = 0;
+	for_each_sg(sgl, sg, sg_nents, i) {
+		u32 len = sg_dma_len(sg) - offset;
+
+		if (mr->npages == mr->max_pages)
+			break;
+		if (len) {
+			mr->bufs[mr->npages].addr = sg_dma_address(sg) + offset;
+			mr->bufs[mr->npages].size = len;
+			mr->npages++;
+			mr->ibmr.length += len;
+		}
+		offset = 0;
+	}
+	if (sg_offset_p)
+		*sg_offset_p = 0;
+	return i;
+}
+
 /**
  * vhca_map_mr_sg - ib_device_ops.map_mr_sg
  * @ibmr: a fast-reg MR
@@ -99,19 +189,25 @@ static int vhca_set_page(struct ib_mr *ibmr, u64 addr)
  * @sg_nents: entries of @sg
  * @sg_offset: in: byte offset into @sg; out: see ib_sg_to_pages()
  *
- * Fills the page list with ib_sg_to_pages() at ibmr->page_size, which
- * also sets ibmr->iova and ibmr->length. Nothing reaches the device until
- * the REG_MR executes.
+ * A MEM_REG MR's page list is filled with ib_sg_to_pages() at
+ * ibmr->page_size, which also sets ibmr->iova and ibmr->length. An
+ * SG_GAPS MR stores the (DMA address, length) of each entry, the first
+ * starting @sg_offset bytes in, up to max_num_sg entries; ibmr->iova is
+ * the first range's address and ibmr->length their sum. Nothing reaches
+ * the device until the REG_MR executes.
  *
  * Context: any context; does not sleep.
  * Return: the number of @sg entries mapped, or -EINVAL as
- * ib_sg_to_pages(); -EINVAL for an MR that is not a fast-reg MR.
+ * ib_sg_to_pages() (no entries, an offset beyond the first); -EINVAL for
+ * an MR that is not a fast-reg MR.
  */
 int vhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset)
 {
 	struct vhca_mr *mr = to_vhca_mr(ibmr);
 
+	if (mr->bufs)
+		return vhca_map_sg_gaps(mr, sg, sg_nents, sg_offset);
 	if (!mr->pages)
 		return -EINVAL;
 
@@ -138,16 +234,18 @@ static u32 vhca_frwr_access(int access)
  * @key: the WR's key: the MR's index, any variant
  * @access: the WR's ib_access_flags
  *
- * Writes the page list map_mr_sg built (at ibmr->page_size, covering
- * ibmr->iova and ibmr->length) as MTT entries and then the context VALID
- * with @key. ibmr->lkey and rkey are the ULP's: the device does not
- * change them.
+ * Writes the list map_mr_sg built as translation entries and then the
+ * context VALID with @key: a MEM_REG MR's page list (at ibmr->page_size,
+ * covering ibmr->iova and ibmr->length) as MTT entries
+ * (mrc_frmr_exec_reg()), an SG_GAPS MR's ranges as KLM entries over the
+ * local DMA key from ibmr->iova on (mrc_frmr_exec_reg_klm()).
+ * ibmr->lkey and rkey are the ULP's: the device does not change them.
  *
  * Context: the engine's worker; may sleep briefly (the MR's mutex).
  * Return: 0; -EPERM if @ibmr is another device's or of another PD than
- * @pdn; -EINVAL if it is not a fast-reg MR or its page size is unset; or
- * the error of mrc_frmr_exec_reg() (-EINVAL for an MR that is not FREE,
- * a key of another index, a page list that does not fit, bad rights).
+ * @pdn; -EINVAL if it is not a fast-reg MR or a MEM_REG MR's page size is
+ * unset; or mrcore's error (-EINVAL for an MR that is not FREE, a key of
+ * another index, a list that does not fit, bad rights).
  */
 int vhca_exec_reg_mr(struct vhca_dev *vdev, u32 pdn, struct ib_mr *ibmr,
 		     u32 key, int access)
@@ -157,13 +255,17 @@ int vhca_exec_reg_mr(struct vhca_dev *vdev, u32 pdn, struct ib_mr *ibmr,
 	if (!ibmr || ibmr->device != &vdev->ibdev)
 		return -EPERM;
 	mr = to_vhca_mr(ibmr);
-	if (!mr->pages)
+	if (!vhca_mr_is_frmr(mr))
 		return -EINVAL;
 	if (mr->base_mr->pd->pdn != pdn)
 		return -EPERM;
+
+	if (mr->bufs)
+		return mrc_frmr_exec_reg_klm(mr->base_mr, key, ibmr->iova,
+					     mr->bufs, mr->npages,
+					     vhca_frwr_access(access));
 	if (!is_power_of_2(ibmr->page_size))
 		return -EINVAL;
-
 	return mrc_frmr_exec_reg(mr->base_mr, key, ibmr->iova, ibmr->length,
 				 ilog2(ibmr->page_size), mr->pages, mr->npages,
 				 vhca_frwr_access(access));

@@ -208,9 +208,9 @@ struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
  * @udata: unused
  *
  * mrcore invalidates the key (which drains the walkers inside it), then
- * unmaps, unpins and frees the translation. A fast-reg MR goes through
- * mrc_dealloc_frmr(), which first waits for invalidations by key, and
- * its page list is freed with it.
+ * unmaps, unpins and frees the translation. A fast-reg MR (MEM_REG or
+ * SG_GAPS) goes through mrc_dealloc_frmr(), which first waits for
+ * invalidations by key, and its page or range list is freed with it.
  *
  * Return: 0, or -EBUSY while memory windows are bound (the MR stays).
  */
@@ -220,7 +220,7 @@ int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	int err;
 
 	vhca_dbg_mr(mr, "deregistering\n");
-	if (mr->pages)
+	if (vhca_mr_is_frmr(mr))
 		err = mrc_dealloc_frmr(mr->base_mr);
 	else
 		err = mrc_dereg_mr(mr->base_mr);
@@ -228,9 +228,29 @@ int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		return err;
 
 	kfree(mr->pages);
+	kfree(mr->bufs);
 	kfree(mr);
 	return 0;
 }
+
+/**
+ * vhca_mr_mrc - mrcore's MR behind an MR of a vhca device
+ * @ibmr: an MR
+ *
+ * For kernel code that calls mrcore with a vhca MR: binding a type 1
+ * memory window (mrc_bind_mw()), or naming the MR's key in an indirect
+ * key. The mrcore MR lives until @ibmr is deregistered.
+ *
+ * Context: any context.
+ * Return: the mrcore MR, or NULL if @ibmr is not a vhca MR.
+ */
+struct mrc_mr *vhca_mr_mrc(struct ib_mr *ibmr)
+{
+	if (!vhca_is_vhca(ibmr->device))
+		return NULL;
+	return to_vhca_mr(ibmr)->base_mr;
+}
+EXPORT_SYMBOL_GPL(vhca_mr_mrc);
 
 /**
  * vhca_fill_res_mr_entry - ib_device_ops.fill_res_mr_entry

@@ -55,15 +55,16 @@ static int vhca_query_device(struct ib_device *ibdev,
 	attr->vendor_part_id = VHCA_VENDOR_PART_ID;
 	attr->hw_ver = VHCA_HW_VER;
 	/*
-	 * Only what works today: fast registration of MEM_REG MRs (frwr.c),
-	 * but no ODP or SG_GAPS MRs yet, so neither IBK_ON_DEMAND_PAGING
-	 * nor IBK_SG_GAPS_REG.
+	 * Only what works today: fast registration of MEM_REG and SG_GAPS
+	 * MRs (frwr.c), but no ODP yet, so no IBK_ON_DEMAND_PAGING. 6.1
+	 * spells the SG_GAPS flag IBK_SG_GAPS_REG, a kernel cap.
 	 */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS;
-	attr->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG;
+	attr->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG |
+				 IBK_SG_GAPS_REG;
 	/* Slot 0 is never used and the local DMA key holds another. */
 	attr->max_mr = caps->max_mkeys - 2;
 	/* PD number 0 is never used. */
@@ -84,7 +85,8 @@ static int vhca_query_device(struct ib_device *ibdev,
 	attr->max_srq_wr = VHCA_MAX_SRQ_WR;
 	attr->max_srq_sge = VHCA_MAX_SGE;
 	attr->max_ah = VHCA_MAX_AH;
-	attr->max_fast_reg_page_list_len = VHCA_MAX_FRWR_PAGES;
+	attr->max_fast_reg_page_list_len =
+		vhca_frwr_max_sg(vdev, IB_MR_TYPE_MEM_REG);
 	attr->max_pkeys = VHCA_PKEY_TBL_LEN;
 	return 0;
 }
@@ -196,6 +198,25 @@ u32 vhca_pd_pdn(struct ib_pd *ibpd)
 	return to_vhca_pd(ibpd)->base_pd.pdn;
 }
 EXPORT_SYMBOL_GPL(vhca_pd_pdn);
+
+/**
+ * vhca_pd_mrc - mrcore's PD behind a PD of a vhca device
+ * @ibpd: a PD
+ *
+ * For kernel code that calls mrcore on a vhca's PD directly: memory
+ * windows (mrc_alloc_mw()), indirect keys (mrc_reg_indirect()), FMRs.
+ * The mrcore PD lives as long as @ibpd.
+ *
+ * Context: any context.
+ * Return: the mrcore PD, or NULL if @ibpd is not a vhca PD.
+ */
+struct mrc_pd *vhca_pd_mrc(struct ib_pd *ibpd)
+{
+	if (!vhca_is_vhca(ibpd->device))
+		return NULL;
+	return &to_vhca_pd(ibpd)->base_pd;
+}
+EXPORT_SYMBOL_GPL(vhca_pd_mrc);
 
 static void vhca_hw_fini(struct vhca_dev *vdev)
 {

@@ -397,16 +397,20 @@ struct vhca_qp {
  * struct vhca_mr - a memory region
  * @ibmr: ib_core's MR; first, and allocated by the driver in 6.1
  * @base_mr: mrcore's MR, which owns the key, the translation and the pins
- * @pages: fast-reg MRs only (NULL for others): the page list map_mr_sg
- *	fills with DMA addresses and the engine's REG_MR reads, as an HCA
- *	reads a descriptor list from host memory
- * @npages: entries of @pages the last map_mr_sg filled
- * @max_pages: entries @pages holds (alloc_mr's max_num_sg)
+ * @pages: MEM_REG fast-reg MRs only (NULL for others): the page list
+ *	map_mr_sg fills with DMA addresses and the engine's REG_MR reads, as
+ *	an HCA reads a descriptor list from host memory
+ * @bufs: SG_GAPS fast-reg MRs only (NULL for others): the (DMA address,
+ *	length) ranges map_mr_sg fills, read by the engine's REG_MR as
+ *	@pages is
+ * @npages: entries of @pages or @bufs the last map_mr_sg filled
+ * @max_pages: entries @pages or @bufs holds (alloc_mr's max_num_sg)
  */
 struct vhca_mr {
 	struct ib_mr ibmr;
 	struct mrc_mr *base_mr;
 	u64 *pages;
+	struct mrc_phys_buf *bufs;
 	u32 npages;
 	u32 max_pages;
 };
@@ -449,6 +453,12 @@ static inline struct vhca_ah *to_vhca_ah(struct ib_ah *ibah)
 static inline struct vhca_mr *to_vhca_mr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct vhca_mr, ibmr);
+}
+
+/* A fast-reg MR (alloc_mr), MEM_REG or SG_GAPS? */
+static inline bool vhca_mr_is_frmr(const struct vhca_mr *mr)
+{
+	return mr->pages || mr->bufs;
 }
 
 #define vhca_dbg(vdev, fmt, ...)					\

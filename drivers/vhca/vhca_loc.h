@@ -77,6 +77,7 @@ struct vhca_dev *vhca_fabric_route(const union ib_gid *dgid);
  * 4 KiB of MTT per MR, as rxe's limit; ULPs ask for at most 256 or so.
  */
 #define VHCA_MAX_FRWR_PAGES	512
+u32 vhca_frwr_max_sg(struct vhca_dev *vdev, enum ib_mr_type type);
 struct ib_mr *vhca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			    u32 max_num_sg);
 int vhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,

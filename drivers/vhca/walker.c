@@ -76,6 +76,8 @@
  */
 static_assert(VHCA_WALK_MAX_DEPTH >= 1 + MRC_INDIRECT_MAX_DEPTH + 1 + 1,
 	      "a window over the deepest indirect key must be walkable");
+static_assert(VHCA_WALK_MAX_DEPTH >= 1 + MRC_WALK_MAX_KEYS,
+	      "every walk mrcore builds, under a window, must fit");
 static_assert(VHCA_WALK_MAX_DEPTH <= 8, "the walk recurses once per level");
 
 /**
