@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for vhca's walker (walker.c): KLM entries that name other
+ * keys (indirect keys, memory windows, SG_GAPS MRs over the local DMA
+ * key), the nesting rules and depth limit, a type 2 window's QP, the
+ * address arithmetic of a zero-based window, and where the bytes land.
+ *
+ * Each case gets a device memory of its own and no ib_device: contexts
+ * and entries are written through vhca_hw_ops, as mrcore writes them, and
+ * read back by vhca_access(), as the engine does. The "DMA addresses" are
+ * those of pages the case allocates (dma-direct, as on a real vhca).
+ * Linked into vhca.ko and run when it loads.
+ */
+#include <kunit/test.h>
+#include <linux/dma-direct.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/platform_device.h>
+#include <linux/sizes.h>
+#include <linux/string.h>
+
+#include "vhca_loc.h"
+
+#define WT_MKEYS	64
+#define WT_XLT_SIZE	SZ_64K
+#define WT_PAGES	4
+#define WT_PDN		5
+#define WT_OTHER_PDN	6
+#define WT_QPN		77
+/* Slot of the device's local DMA key, as mrcore's first allocation. */
+#define WT_RSVD_INDEX	1
+
+/**
+ * struct walker_ctx - one case's device
+ * @vdev: a vhca_dev with device memory and walker counts only
+ * @pages: pages the tables name, zeroed
+ * @next_index: next context slot to hand out
+ * @next_xlt: next free byte of the translation area
+ */
+struct walker_ctx {
+	struct vhca_dev *vdev;
+	struct page *pages[WT_PAGES];
+	u32 next_index;
+	u64 next_xlt;
+};
+
+static u64 wt_dma(struct walker_ctx *ctx, unsigned int page)
+{
+	return phys_to_dma(&ctx->vdev->pdev->dev,
+			   page_to_phys(ctx->pages[page]));
+}
+
+static u8 *wt_va(struct walker_ctx *ctx, unsigned int page)
+{
+	return page_address(ctx->pages[page]);
+}
+
+static struct mrc_klm wt_klm(u32 bcount, u32 key, u64 addr)
+{
+	return (struct mrc_klm) {
+		.bcount = cpu_to_le32(bcount),
+		.key = cpu_to_le32(key),
+		.addr = cpu_to_le64(addr),
+	};
+}
+
+/* A fresh key: the next slot, with a variant that is not 0. */
+static u32 wt_new_key(struct kunit *test, struct walker_ctx *ctx)
+{
+	KUNIT_ASSERT_LT(test, ctx->next_index, (u32)WT_MKEYS);
+	return mrc_make_key(ctx->next_index++, 0x5a);
+}
+
+/* Reserve @bytes of translation area, 64-byte aligned as mrcore's. */
+static u64 wt_xlt(struct kunit *test, struct walker_ctx *ctx, u64 bytes)
+{
+	u64 off = ctx->next_xlt;
+
+	ctx->next_xlt = ALIGN(off + bytes, MRC_XLT_SEG_SIZE);
+	KUNIT_ASSERT_LE(test, ctx->next_xlt, (u64)WT_XLT_SIZE);
+	return off;
+}
+
+static void wt_write_mkey(struct kunit *test, struct walker_ctx *ctx,
+			  const struct mrc_mkey_ctx *c)
+{
+	KUNIT_ASSERT_EQ(test, vhca_hw_ops.write_mkey(&ctx->vdev->mdev,
+						     mrc_key_index(c->key), c),
+			0);
+}
+
+/*
+ * An MTT-mode MR of @pdn over @npages of the case's pages from @first, at
+ * page-aligned @iova, every entry carrying @bits (MRC_MTT_READ/WRITE).
+ */
+static u32 wt_mtt_mr(struct kunit *test, struct walker_ctx *ctx, u32 pdn,
+		     u64 iova, unsigned int first, unsigned int npages,
+		     u64 bits, u32 access)
+{
+	__le64 mtt[WT_PAGES];
+	struct mrc_mkey_ctx c = {
+		.key = wt_new_key(test, ctx),
+		.state = MRC_MKEY_VALID,
+		.access_mode = MRC_ACCESS_MODE_MTT,
+		.page_shift = PAGE_SHIFT,
+		.pdn = pdn,
+		.access = access,
+		.iova = iova,
+		.length = (u64)npages << PAGE_SHIFT,
+		.xlt_entries = npages,
+	};
+	unsigned int i;
+
+	KUNIT_ASSERT_LE(test, first + npages, (unsigned int)WT_PAGES);
+	for (i = 0; i < npages; i++)
+		mtt[i] = cpu_to_le64(wt_dma(ctx, first + i) | bits);
+	c.xlt_offset = wt_xlt(test, ctx, sizeof(mtt[0]) * npages);
+	KUNIT_ASSERT_EQ(test, vhca_hw_ops.write_xlt(&ctx->vdev->mdev,
+						    c.xlt_offset, mtt,
+						    sizeof(mtt[0]) * npages),
+			0);
+	wt_write_mkey(test, ctx, &c);
+	return c.key;
+}
+
+/*
+ * A KLM-mode key of @pdn at @iova over @n entries, bound to QP @qpn (a
+ * type 2 window) or to none (0); its length is the entries' byte counts.
+ */
+static u32 wt_klm_key_qp(struct kunit *test, struct walker_ctx *ctx,
+			 u32 pdn, u64 iova, const struct mrc_klm *klm,
+			 unsigned int n, u32 access, u32 qpn)
+{
+	struct mrc_mkey_ctx c = {
+		.key = wt_new_key(test, ctx),
+		.state = MRC_MKEY_VALID,
+		.access_mode = MRC_ACCESS_MODE_KLM,
+		.pdn = pdn,
+		.access = access,
+		.iova = iova,
+		.xlt_entries = n,
+		.qpn = qpn,
+	};
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		c.length += le32_to_cpu(klm[i].bcount);
+	c.xlt_offset = wt_xlt(test, ctx, sizeof(*klm) * n);
+	KUNIT_ASSERT_EQ(test, vhca_hw_ops.write_xlt(&ctx->vdev->mdev,
+						    c.xlt_offset, klm,
+						    sizeof(*klm) * n),
+			0);
+	wt_write_mkey(test, ctx, &c);
+	return c.key;
+}
+
+static u32 wt_klm_key(struct kunit *test, struct walker_ctx *ctx, u32 pdn,
+		      u64 iova, const struct mrc_klm *klm, unsigned int n,
+		      u32 access)
+{
+	return wt_klm_key_qp(test, ctx, pdn, iova, klm, n, access, 0);
+}
+
+/* Bytes [@off, @off + @len) of page @page are all zero (untouched). */
+static bool wt_zero(struct walker_ctx *ctx, unsigned int page,
+		    unsigned int off, unsigned int len)
+{
+	return !memchr_inv(wt_va(ctx, page) + off, 0, len);
+}
+
+static void wt_fill(u8 *buf, size_t len, u8 seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = seed + i * 7;
+}
+
+static int walker_test_init(struct kunit *test)
+{
+	struct mrc_mkey_ctx rsvd;
+	struct walker_ctx *ctx;
+	struct vhca_dev *vdev;
+	unsigned int i;
+	int err;
+
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	vdev = kunit_kzalloc(test, sizeof(*vdev), GFP_KERNEL);
+	if (!ctx || !vdev)
+		return -ENOMEM;
+	/* A device that is never registered: dma-direct, no range map. */
+	vdev->pdev = kunit_kzalloc(test, sizeof(*vdev->pdev), GFP_KERNEL);
+	if (!vdev->pdev)
+		return -ENOMEM;
+	ctx->vdev = vdev;
+	ctx->next_index = WT_RSVD_INDEX + 1;
+	test->priv = ctx;
+
+	vdev->mdev.caps.max_mkeys = WT_MKEYS;
+	vdev->mdev.caps.max_pds = 16;
+	vdev->mdev.caps.xlt_size = WT_XLT_SIZE;
+	vdev->mdev.caps.page_size_bitmap = PAGE_SIZE | SZ_2M | SZ_1G;
+	err = vhca_devmem_init(vdev);
+	if (err)
+		return err;
+	err = vhca_walker_init(vdev);
+	if (err)
+		return err;
+	for (i = 0; i < WT_PAGES; i++) {
+		ctx->pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		if (!ctx->pages[i])
+			return -ENOMEM;
+	}
+
+	/* The local DMA key, as mrcore registers it: PA, any PD, local. */
+	rsvd = (struct mrc_mkey_ctx) {
+		.key = mrc_make_key(WT_RSVD_INDEX, 0x01),
+		.state = MRC_MKEY_VALID,
+		.access_mode = MRC_ACCESS_MODE_PA,
+		.pdn = MRC_PDN_ANY,
+		.access = MRC_ACCESS_LOCAL_WRITE,
+		.length = U64_MAX,
+	};
+	vdev->rsvd_lkey = rsvd.key;
+	return vhca_hw_ops.write_mkey(&vdev->mdev, WT_RSVD_INDEX, &rsvd);
+}
+
+/* Also after a failed init: whatever was set up is undone. */
+static void walker_test_exit(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	unsigned int i;
+
+	if (!ctx)
+		return;
+	for (i = 0; i < WT_PAGES; i++)
+		if (ctx->pages[i])
+			__free_page(ctx->pages[i]);
+	vhca_walker_fini(ctx->vdev);
+	vhca_devmem_fini(ctx->vdev);
+}
+
+/*
+ * An indirect key over two pieces of an MR: a write through it lands at
+ * the MR addresses its entries name, and nowhere else; a read across
+ * the entry boundary reads the same bytes back.
+ */
+static void vhca_walk_nested_key_allowed(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	const u64 mr_iova = 0x100000, ind_iova = 0x7000;
+	struct mrc_klm klm[2];
+	u8 in[150], out[20];
+	u32 mr, ind;
+
+	mr = wt_mtt_mr(test, ctx, WT_PDN, mr_iova, 0, 1,
+		       MRC_MTT_READ | MRC_MTT_WRITE, MRC_ACCESS_LOCAL_WRITE);
+	klm[0] = wt_klm(100, mr, mr_iova + 200);
+	klm[1] = wt_klm(50, mr, mr_iova + 1000);
+	ind = wt_klm_key(test, ctx, WT_PDN, ind_iova, klm, 2,
+			 MRC_ACCESS_LOCAL_WRITE);
+	wt_fill(in, sizeof(in), 1);
+
+	KUNIT_ASSERT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind, ind_iova,
+					  in, sizeof(in),
+					  VHCA_ACCESS_LOCAL_WRITE), 0);
+
+	/* After: piece 0 at MR offset 200, piece 1 at 1000, gaps intact. */
+	KUNIT_EXPECT_EQ(test, memcmp(wt_va(ctx, 0) + 200, in, 100), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(wt_va(ctx, 0) + 1000, in + 100, 50), 0);
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 0, 0, 200));
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 0, 300, 700));
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 0, 1050, PAGE_SIZE - 1050));
+
+	KUNIT_ASSERT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind,
+					  ind_iova + 90, out, sizeof(out),
+					  VHCA_ACCESS_LOCAL_READ), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(out, in + 90, sizeof(out)), 0);
+}
+
+/*
+ * A nested key is matched with its variant: an entry naming the MR's
+ * slot with another variant fails as a stale key does, and so does an
+ * entry whose MR has since been registered again under a new variant.
+ */
+static void vhca_walk_nested_key_stale_variant(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	struct mrc_mkey_ctx mrc;
+	struct mrc_klm klm;
+	u32 mr, stale, ind;
+	u8 buf[16];
+
+	mr = wt_mtt_mr(test, ctx, WT_PDN, 0, 0, 1, MRC_MTT_READ,
+		       MRC_ACCESS_REMOTE_READ);
+	stale = mrc_make_key(mrc_key_index(mr), mrc_key_variant(mr) + 1);
+	klm = wt_klm(64, stale, 0);
+	ind = wt_klm_key(test, ctx, WT_PDN, 0, &klm, 1, 0);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind, 0, buf,
+					  sizeof(buf),
+					  VHCA_ACCESS_LOCAL_READ), -ENOKEY);
+
+	/* Before: an entry naming the live key reads. */
+	klm = wt_klm(64, mr, 0);
+	ind = wt_klm_key(test, ctx, WT_PDN, 0, &klm, 1, 0);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind, 0, buf,
+					  sizeof(buf),
+					  VHCA_ACCESS_LOCAL_READ), 0);
+
+	/* After: the MR's slot holds a new variant (a REG_MR's key). */
+	KUNIT_ASSERT_EQ(test, vhca_read_mkey(ctx->vdev, mrc_key_index(mr),
+					     &mrc), 0);
+	mrc.key = stale;
+	wt_write_mkey(test, ctx, &mrc);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind, 0, buf,
+					  sizeof(buf),
+					  VHCA_ACCESS_LOCAL_READ), -ENOKEY);
+}
+
+/*
+ * A key may only name keys of its own PD: an indirect key of PD 5 over
+ * an MR of PD 6 is refused, although the requester's PD is the indirect
+ * key's.
+ */
+static void vhca_walk_nested_key_other_pd(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	struct mrc_klm klm;
+	u32 mr, ind;
+	u8 buf[16];
+
+	mr = wt_mtt_mr(test, ctx, WT_OTHER_PDN, 0, 0, 1,
+		       MRC_MTT_READ | MRC_MTT_WRITE, MRC_ACCESS_LOCAL_WRITE);
+	klm = wt_klm(PAGE_SIZE, mr, 0);
+	ind = wt_klm_key(test, ctx, WT_PDN, 0, &klm, 1, MRC_ACCESS_LOCAL_WRITE);
+	wt_fill(buf, sizeof(buf), 3);
+
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind, 0, buf,
+					  sizeof(buf),
+					  VHCA_ACCESS_LOCAL_WRITE), -EPERM);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind, 0, buf,
+					  sizeof(buf),
+					  VHCA_ACCESS_LOCAL_READ), -EPERM);
+	/* After: nothing reached the other PD's memory. */
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 0, 0, PAGE_SIZE));
+}
+
+/*
+ * A nested key's range is checked in its own address space, and a write
+ * through it needs the W bit of its own MTT entries.
+ */
+static void vhca_walk_nested_key_range_and_mtt(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	const u64 mr_iova = 0x40000;
+	struct mrc_klm klm;
+	u32 ro_mr, ind;
+	u8 buf[200];
+
+	ro_mr = wt_mtt_mr(test, ctx, WT_PDN, mr_iova, 0, 1, MRC_MTT_READ,
+			  MRC_ACCESS_LOCAL_WRITE);
+
+	/* An entry that runs 104 bytes past the MR's end. */
+	klm = wt_klm(sizeof(buf), ro_mr, mr_iova + PAGE_SIZE - 96);
+	ind = wt_klm_key(test, ctx, WT_PDN, 0, &klm, 1, 0);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind, 0, buf,
+					  sizeof(buf),
+					  VHCA_ACCESS_LOCAL_READ), -ERANGE);
+
+	/* Inside the MR: reads pass, writes lack the MTT W bit. */
+	klm = wt_klm(sizeof(buf), ro_mr, mr_iova);
+	ind = wt_klm_key(test, ctx, WT_PDN, 0, &klm, 1, MRC_ACCESS_LOCAL_WRITE);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind, 0, buf,
+					  sizeof(buf),
+					  VHCA_ACCESS_LOCAL_READ), 0);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind, 0, buf,
+					  sizeof(buf),
+					  VHCA_ACCESS_LOCAL_WRITE), -EFAULT);
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 0, 0, PAGE_SIZE));
+}
+
+/*
+ * A chain of @nklm KLM keys, each naming the next, the last naming the
+ * local DMA key over page 0: a walk through the first holds nklm + 1
+ * keys. Returns the first key.
+ */
+static u32 wt_chain(struct kunit *test, struct walker_ctx *ctx,
+		    unsigned int nklm, u32 len)
+{
+	struct mrc_klm klm = wt_klm(len, ctx->vdev->rsvd_lkey,
+				    wt_dma(ctx, 0));
+	u32 key = 0;
+	unsigned int i;
+
+	for (i = 0; i < nklm; i++) {
+		key = wt_klm_key(test, ctx, WT_PDN, 0, &klm, 1,
+				 MRC_ACCESS_LOCAL_WRITE);
+		klm = wt_klm(len, key, 0);
+	}
+	return key;
+}
+
+/*
+ * A walk holds at most VHCA_WALK_MAX_DEPTH keys: a chain that long moves
+ * its bytes, one key longer fails -EINVAL and moves none, and so does a
+ * key whose entry names itself.
+ */
+static void vhca_walk_depth_limit(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	u32 deepest, too_deep, self;
+	struct mrc_klm klm;
+	u8 buf[32];
+
+	wt_fill(buf, sizeof(buf), 5);
+	deepest = wt_chain(test, ctx, VHCA_WALK_MAX_DEPTH - 1, sizeof(buf));
+	too_deep = wt_chain(test, ctx, VHCA_WALK_MAX_DEPTH, sizeof(buf));
+
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, too_deep, 0,
+					  buf, sizeof(buf),
+					  VHCA_ACCESS_LOCAL_WRITE), -EINVAL);
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 0, 0, PAGE_SIZE));
+
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, deepest, 0,
+					  buf, sizeof(buf),
+					  VHCA_ACCESS_LOCAL_WRITE), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(wt_va(ctx, 0), buf, sizeof(buf)), 0);
+
+	/* A KLM key whose one entry names its own key: bounded, -EINVAL. */
+	klm = wt_klm(sizeof(buf), mrc_make_key(ctx->next_index, 0x5a), 0);
+	self = wt_klm_key(test, ctx, WT_PDN, 0, &klm, 1,
+			  MRC_ACCESS_LOCAL_WRITE);
+	KUNIT_ASSERT_EQ(test, le32_to_cpu(klm.key), self);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, self, 0,
+					  buf, sizeof(buf),
+					  VHCA_ACCESS_LOCAL_READ), -EINVAL);
+}
+
+/*
+ * A type 2 window serves remote accesses on its own QP only: another QP
+ * and "no QP" get -EPERM, zero-length accesses included. Rights are the
+ * window's: the MR beneath grants no remote right (only MW_BIND), yet
+ * the window's remote write lands.
+ */
+static void vhca_walk_type2_window_qp(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	const u64 mr_iova = 0x300000;
+	const u32 wrights = MRC_ACCESS_REMOTE_READ | MRC_ACCESS_REMOTE_WRITE;
+	struct mrc_klm klm;
+	u8 buf[64];
+	u32 mr, mw;
+
+	mr = wt_mtt_mr(test, ctx, WT_PDN, mr_iova, 1, 1,
+		       MRC_MTT_READ | MRC_MTT_WRITE,
+		       MRC_ACCESS_LOCAL_WRITE | MRC_ACCESS_MW_BIND);
+	klm = wt_klm(PAGE_SIZE, mr, mr_iova);
+	mw = wt_klm_key_qp(test, ctx, WT_PDN, mr_iova, &klm, 1, wrights,
+			   WT_QPN);
+	wt_fill(buf, sizeof(buf), 9);
+
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, WT_QPN + 1, mw,
+					  mr_iova, buf, sizeof(buf),
+					  VHCA_ACCESS_REMOTE_WRITE), -EPERM);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, mw, mr_iova,
+					  buf, sizeof(buf),
+					  VHCA_ACCESS_REMOTE_READ), -EPERM);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, WT_QPN + 1, mw,
+					  mr_iova, NULL, 0,
+					  VHCA_ACCESS_REMOTE_READ), -EPERM);
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 1, 0, PAGE_SIZE));
+
+	/* On its own QP: the write lands at the MR's page. */
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, WT_QPN, mw,
+					  mr_iova + 8, buf, sizeof(buf),
+					  VHCA_ACCESS_REMOTE_WRITE), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(wt_va(ctx, 1) + 8, buf, sizeof(buf)), 0);
+
+	/* The MR's key itself grants no remote right. */
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, WT_QPN, mr,
+					  mr_iova, buf, sizeof(buf),
+					  VHCA_ACCESS_REMOTE_READ), -EPERM);
+}
+
+/*
+ * A zero-based window over [mr_iova + 4000, + 1000) of a two-page MR:
+ * window address a is MR address mr_iova + 4000 + a, so a write at 50
+ * starts 4050 bytes into page 2 and runs into page 3; the MR's own
+ * addresses and bytes past the window's end are outside the window.
+ */
+static void vhca_walk_zero_based_window(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	const u64 mr_iova = 0x200000;
+	struct mrc_klm klm;
+	u8 buf[200];
+	u32 mr, mw;
+
+	mr = wt_mtt_mr(test, ctx, WT_PDN, mr_iova, 2, 2,
+		       MRC_MTT_READ | MRC_MTT_WRITE,
+		       MRC_ACCESS_LOCAL_WRITE | MRC_ACCESS_MW_BIND);
+	klm = wt_klm(1000, mr, mr_iova + 4000);
+	mw = wt_klm_key(test, ctx, WT_PDN, 0, &klm, 1,
+			MRC_ACCESS_REMOTE_WRITE | MRC_ACCESS_REMOTE_READ);
+	wt_fill(buf, sizeof(buf), 11);
+
+	KUNIT_ASSERT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, mw, 50, buf,
+					  sizeof(buf),
+					  VHCA_ACCESS_REMOTE_WRITE), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(wt_va(ctx, 2) + 4050, buf, 46), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(wt_va(ctx, 3), buf + 46, 154), 0);
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 2, 0, 4050));
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 3, 154, PAGE_SIZE - 154));
+
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, mw, 900, buf,
+					  sizeof(buf),
+					  VHCA_ACCESS_REMOTE_READ), -ERANGE);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, mw,
+					  mr_iova + 4000, buf, 8,
+					  VHCA_ACCESS_REMOTE_READ), -ERANGE);
+}
+
+/*
+ * An SG_GAPS-style key: KLM entries over the local DMA key at DMA
+ * addresses of any alignment. A remote read through it gathers the
+ * pieces in entry order, although the local DMA key itself serves local
+ * access only.
+ */
+static void vhca_walk_sg_gaps_local_dma_key(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	const u64 iova = 0x1234;
+	u32 rsvd = ctx->vdev->rsvd_lkey;
+	struct mrc_klm klm[2];
+	u8 want[300], got[300];
+	u32 key;
+
+	wt_fill(want, sizeof(want), 13);
+	memcpy(wt_va(ctx, 0) + 50, want, 100);
+	memcpy(wt_va(ctx, 2) + 301, want + 100, 200);
+	klm[0] = wt_klm(100, rsvd, wt_dma(ctx, 0) + 50);
+	klm[1] = wt_klm(200, rsvd, wt_dma(ctx, 2) + 301);
+	key = wt_klm_key(test, ctx, WT_PDN, iova, klm, 2,
+			 MRC_ACCESS_LOCAL_WRITE | MRC_ACCESS_REMOTE_READ);
+
+	KUNIT_ASSERT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, key, iova, got,
+					  sizeof(got),
+					  VHCA_ACCESS_REMOTE_READ), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(got, want, sizeof(want)), 0);
+
+	/* The local DMA key named directly still refuses remote access. */
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, rsvd,
+					  wt_dma(ctx, 0), got, 8,
+					  VHCA_ACCESS_REMOTE_READ), -EPERM);
+}
+
+static struct kunit_case walker_test_cases[] = {
+	KUNIT_CASE(vhca_walk_nested_key_allowed),
+	KUNIT_CASE(vhca_walk_nested_key_stale_variant),
+	KUNIT_CASE(vhca_walk_nested_key_other_pd),
+	KUNIT_CASE(vhca_walk_nested_key_range_and_mtt),
+	KUNIT_CASE(vhca_walk_depth_limit),
+	KUNIT_CASE(vhca_walk_type2_window_qp),
+	KUNIT_CASE(vhca_walk_zero_based_window),
+	KUNIT_CASE(vhca_walk_sg_gaps_local_dma_key),
+	{}
+};
+
+static struct kunit_suite walker_test_suite = {
+	.name = "vhca_walker",
+	.init = walker_test_init,
+	.exit = walker_test_exit,
+	.test_cases = walker_test_cases,
+};
+
+kunit_test_suite(walker_test_suite);
