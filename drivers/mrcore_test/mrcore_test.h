@@ -80,7 +80,8 @@ struct mrct_ctx {
  * @ioctl: handle @cmd, or return -ENOTTY if it is not the file's; called
  *	without @ctx->lock (take it around anything that uses the device)
  * @unbind: free everything made on @ctx->ibdev and clear @ctx->ext[id];
- *	called under @ctx->lock, before the pairs, MRs and PDs are freed
+ *	called under @ctx->lock, after the pairs are destroyed and before
+ *	the MRs and PDs are freed
  */
 struct mrct_ext {
 	long (*ioctl)(struct mrct_ctx *ctx, unsigned int cmd,

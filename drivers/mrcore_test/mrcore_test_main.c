@@ -138,15 +138,15 @@ static void mrct_unbind(struct mrct_ctx *ctx)
 	int i, err;
 
 	lockdep_assert_held(&ctx->lock);
-	/* The feature files' objects (windows, FMRs) name MRs and PDs. */
-	for (i = 0; i < MRCT_NUM_EXTS; i++)
-		mrct_exts[i]->unbind(ctx);
-	/* QPs next: they hold their PD, and WRs may name the MRs. */
+	/* QPs first: they hold their PD, and WRs may name the MRs. */
 	xa_for_each(&ctx->pairs, handle, pair) {
 		xa_erase(&ctx->pairs, handle);
 		mrct_pair_free(ctx, pair);
 	}
 	ctx->nr_pairs = 0;
+	/* The feature files' objects (windows, FMRs) name MRs and PDs. */
+	for (i = 0; i < MRCT_NUM_EXTS; i++)
+		mrct_exts[i]->unbind(ctx);
 	xa_for_each(&ctx->mrs, handle, mr) {
 		err = ib_dereg_mr(mr);
 		if (err)

@@ -10,7 +10,10 @@
 # 2. Data-path copy rate, on the same two devices: ./dp_bench times a plain
 #    memcpy between kernel buffers and RDMA WRITEs between two MRs over a
 #    loopback RC pair (4 KiB, 64 KiB, 1 MiB); a table of MB/s with the
-#    ratios vhca/memcpy and vhca/rxe.
+#    ratios vhca/memcpy and vhca/rxe. Then ./frwr_tests --bench: FRWR
+#    REG_MR + LOCAL_INV cycles per second with 1, 16 and 256 pages, vhca
+#    beside rxe, and ./fmr_tests --bench: FMR pool map/unmap with cache
+#    hits and misses on vhca (rxe has no FMRs).
 # 3. NVMe-oF over RDMA, vhca beside rxe: one device at a time on a dummy
 #    netdev of its own, with an nvmet-rdma port and subsystem of its own
 #    exporting the same RAM disk; the host connects with nr_io_queues =
@@ -34,6 +37,9 @@ MR_RXE_NETDEV=mbd1
 MR_BENCH_ARGS=${MR_BENCH_ARGS:-}
 # Options of dp_bench, e.g. "-t 1" for 1 s a cell.
 DP_BENCH_ARGS=${DP_BENCH_ARGS:-}
+# Options of frwr_tests --bench / fmr_tests --bench, e.g. "-t 1".
+FRWR_BENCH_ARGS=${FRWR_BENCH_ARGS:-}
+FMR_BENCH_ARGS=${FMR_BENCH_ARGS:-}
 
 # mr_down: undo what mr_bench_part set up, best effort.
 mr_down() {
@@ -94,6 +100,16 @@ mr_bench_part() {
 		t_fail "bench: data-path copy rates measured" "no ./dp_bench in $(pwd)"
 	fi
 
+	if [ -x ./frwr_tests ]; then
+		# shellcheck disable=SC2086
+		run_for 300 ./frwr_tests --bench $FRWR_BENCH_ARGS $MR_VHCA $MR_RXE
+		rc=$?
+		[ $rc -le 1 ] ||
+			t_fail "bench: frwr_tests --bench ran to its end" "exit status $rc"
+	else
+		t_fail "bench: FRWR cycle rates measured" "no ./frwr_tests in $(pwd)"
+	fi
+
 	t_eval "bench: $MR_VHCA and $MR_RXE removed, modules unloaded" \
 		"rdma link del $MR_VHCA && rdma link del $MR_RXE &&
 		 rmmod mrcore_test && unload_mrcore"
@@ -102,6 +118,10 @@ mr_bench_part() {
 }
 
 mr_bench_part
+
+# FMR pools have no rxe counterpart: hits against misses on vhca alone.
+# It loads and unloads the modules itself and prints its own ok/not ok.
+FMR_BENCH_ARGS=$FMR_BENCH_ARGS sh ./fmr_chardev.sh --bench
 
 # --- NVMe-oF --------------------------------------------------------------
 
