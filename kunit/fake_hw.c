@@ -337,6 +337,33 @@ struct mrc_klm fake_hw_klm(struct fake_hw *hw, const struct mrc_mkey_ctx *ctx,
 	return e;
 }
 
+/**
+ * fake_hw_expect_klm - KLM entry @i of a context is the one expected
+ * @hw: the fake
+ * @ctx: a KLM-mode context
+ * @i: entry, below ctx->xlt_entries
+ * @bcount: expected byte count
+ * @key: expected key
+ * @addr: expected address
+ *
+ * Return: true if so; otherwise the test has failed with both entries.
+ */
+bool fake_hw_expect_klm(struct fake_hw *hw, const struct mrc_mkey_ctx *ctx,
+			u32 i, u32 bcount, u32 key, u64 addr)
+{
+	struct mrc_klm e = fake_hw_klm(hw, ctx, i);
+	bool ok;
+
+	ok = i < ctx->xlt_entries && le32_to_cpu(e.bcount) == bcount &&
+	     le32_to_cpu(e.key) == key && le64_to_cpu(e.addr) == addr;
+	if (!ok)
+		KUNIT_FAIL(hw->test, "%s: KLM %u/%u of %#x: {%#x %#x %#llx} != {%#x %#x %#llx}",
+			   hw->mdev.name, i, ctx->xlt_entries, ctx->key,
+			   le32_to_cpu(e.bcount), le32_to_cpu(e.key),
+			   le64_to_cpu(e.addr), bcount, key, addr);
+	return ok;
+}
+
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("KUnit tests for mrcore");

@@ -81,5 +81,7 @@ const struct mrc_mkey_ctx *fake_hw_ctx(struct fake_hw *hw, u32 key);
 u64 fake_hw_mtt(struct fake_hw *hw, const struct mrc_mkey_ctx *ctx, u32 i);
 struct mrc_klm fake_hw_klm(struct fake_hw *hw, const struct mrc_mkey_ctx *ctx,
 			   u32 i);
+bool fake_hw_expect_klm(struct fake_hw *hw, const struct mrc_mkey_ctx *ctx,
+			u32 i, u32 bcount, u32 key, u64 addr);
 
 #endif /* _MRCORE_FAKE_HW_H */

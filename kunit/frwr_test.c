@@ -5,7 +5,8 @@
  * device-side REG_MR (state, key, page list and access checks; the exact
  * MTT entries and context it leaves in device memory; its write order),
  * invalidation (exact key, kind, PD, windows; VALID -> FREE) and
- * deallocation.
+ * deallocation; the same for SG_GAPS (KLM-mode) fast-reg MRs, whose
+ * REG_MR writes one KLM entry per DMA range.
  */
 #include <kunit/test.h>
 #include <linux/mm.h>
@@ -87,7 +88,7 @@ static void assert_free_ctx(struct kunit *test, struct mrc_mr *mr, u32 key)
 
 	KUNIT_EXPECT_EQ(test, c->key, key);
 	KUNIT_EXPECT_EQ(test, c->state, (u8)MRC_MKEY_FREE);
-	KUNIT_EXPECT_EQ(test, c->access_mode, (u8)MRC_ACCESS_MODE_MTT);
+	KUNIT_EXPECT_EQ(test, c->access_mode, mr->mode);
 	KUNIT_EXPECT_EQ(test, c->pdn, mr->pd->pdn);
 	KUNIT_EXPECT_EQ(test, c->access, 0U);
 	KUNIT_EXPECT_EQ(test, c->xlt_entries, 0U);
@@ -650,6 +651,244 @@ static void mrc_dealloc_frmr_not_fast_reg(struct kunit *test)
 			(u8)MRC_MKEY_VALID);
 }
 
+/* SG_GAPS: three ranges of odd lengths and alignments, 0x2010 bytes. */
+#define GAPS_MAX	8
+#define GAPS_IOVA	0x77000001ULL
+#define GAPS_LEN	(0x10ULL + 0x1fff + 0x1)
+static const struct mrc_phys_buf gaps_bufs[] = {
+	{ 0x100003, 0x10 }, { 0x7000, 0x1fff }, { 0x345678, 0x1 },
+};
+
+static struct mrc_mr *gaps_alloc(struct kunit *test)
+{
+	struct frwr_test_ctx *ctx = test->priv;
+
+	ctx->mr = mrc_alloc_frmr_sg_gaps(&ctx->pd, GAPS_MAX);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctx->mr);
+	return ctx->mr;
+}
+
+static int gaps_reg(struct mrc_mr *mr, u32 key, u32 access)
+{
+	return mrc_frmr_exec_reg_klm(mr, key, GAPS_IOVA, gaps_bufs,
+				     ARRAY_SIZE(gaps_bufs), access);
+}
+
+static void mrc_alloc_frmr_sg_gaps_free_context(struct kunit *test)
+{
+	struct frwr_test_ctx *ctx = test->priv;
+	unsigned int mark = ctx->hw->log_len;
+	struct mrc_pd nopd = {};
+	struct mrc_mr *mr;
+
+	/* Bad arguments first: nothing reaches the device. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(mrc_alloc_frmr_sg_gaps(&ctx->pd, 0)),
+			-EINVAL);
+	/* Default fake caps: 64 segments of 4 KLM entries. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(mrc_alloc_frmr_sg_gaps(&ctx->pd, 257)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(mrc_alloc_frmr_sg_gaps(&nopd, 1)),
+			-EINVAL);
+	ctx->mdev->caps.flags &= ~MRC_CAP_KLM;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(mrc_alloc_frmr_sg_gaps(&ctx->pd, 1)),
+			-EOPNOTSUPP);
+	ctx->mdev->caps.flags |= MRC_CAP_KLM;
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+
+	/* One FREE context in KLM mode; space for every entry reserved. */
+	mr = gaps_alloc(test);
+	KUNIT_EXPECT_TRUE(test, fake_hw_assert_reg_order(test, ctx->hw, mark,
+							 false));
+	KUNIT_EXPECT_EQ(test, mr->type, MRC_MR_FAST_REG);
+	KUNIT_EXPECT_EQ(test, mr->mode, (u8)MRC_ACCESS_MODE_KLM);
+	assert_free_ctx(test, mr, mr->key);
+	KUNIT_EXPECT_GE(test, mr->xlt.size,
+			(u64)GAPS_MAX * MRC_KLM_ENTRY_SIZE);
+
+	KUNIT_EXPECT_EQ(test, mrc_dealloc_frmr(mr), 0);
+	ctx->mr = NULL;
+	KUNIT_EXPECT_TRUE(test, assert_baseline(test));
+}
+
+static void mrc_frmr_exec_reg_klm_writes_entries(struct kunit *test)
+{
+	struct frwr_test_ctx *ctx = test->priv;
+	struct mrc_mr *mr = gaps_alloc(test);
+	u32 old = mr->key, key = frwr_key(old, 1);
+	unsigned int mark = ctx->hw->log_len, i;
+	const struct mrc_mkey_ctx *c;
+
+	KUNIT_ASSERT_EQ(test, gaps_reg(mr, key, LRW), 0);
+
+	/* Entries, one fence, the context last. */
+	KUNIT_EXPECT_TRUE(test, fake_hw_assert_reg_order(test, ctx->hw, mark,
+							 true));
+	c = fake_hw_ctx(ctx->hw, key);
+	KUNIT_EXPECT_EQ(test, c->key, key);
+	KUNIT_EXPECT_EQ(test, c->state, (u8)MRC_MKEY_VALID);
+	KUNIT_EXPECT_EQ(test, c->access_mode, (u8)MRC_ACCESS_MODE_KLM);
+	KUNIT_EXPECT_EQ(test, c->pdn, ctx->pd.pdn);
+	KUNIT_EXPECT_EQ(test, c->access, (u32)LRW);
+	KUNIT_EXPECT_EQ(test, c->iova, GAPS_IOVA);
+	KUNIT_EXPECT_EQ(test, c->length, GAPS_LEN);
+	KUNIT_EXPECT_EQ(test, c->xlt_offset, mr->xlt.offset);
+	KUNIT_ASSERT_EQ(test, c->xlt_entries, (u32)ARRAY_SIZE(gaps_bufs));
+	/* One entry per range, through the local DMA key. */
+	for (i = 0; i < ARRAY_SIZE(gaps_bufs); i++)
+		fake_hw_expect_klm(ctx->hw, c, i, gaps_bufs[i].size,
+				   ctx->mdev->local_dma_lkey,
+				   gaps_bufs[i].addr);
+
+	KUNIT_EXPECT_EQ(test, mr->key, key);
+	KUNIT_EXPECT_EQ(test, mr->length, GAPS_LEN);
+	KUNIT_EXPECT_PTR_EQ(test, mrc_mkey_owner(ctx->mdev, key), (void *)mr);
+	KUNIT_EXPECT_NULL(test, mrc_mkey_owner(ctx->mdev, old));
+}
+
+static void mrc_frmr_exec_reg_klm_max_entries(struct kunit *test)
+{
+	struct frwr_test_ctx *ctx = test->priv;
+	struct mrc_phys_buf bufs[GAPS_MAX];
+	const struct mrc_mkey_ctx *c;
+	struct mrc_mr *mr = gaps_alloc(test);
+	unsigned int i;
+
+	/* The largest range and exactly max_entries of them. */
+	for (i = 0; i < GAPS_MAX; i++)
+		bufs[i] = (struct mrc_phys_buf){ (u64)i * SZ_4G + 1,
+						 i ? 1 + i : MRC_KLM_MAX_BCOUNT };
+	KUNIT_ASSERT_EQ(test, mrc_frmr_exec_reg_klm(mr, mr->key, 0, bufs,
+						    GAPS_MAX, LW), 0);
+	c = fake_hw_ctx(ctx->hw, mr->key);
+	KUNIT_ASSERT_EQ(test, c->xlt_entries, (u32)GAPS_MAX);
+	for (i = 0; i < GAPS_MAX; i++)
+		fake_hw_expect_klm(ctx->hw, c, i, bufs[i].size,
+				   ctx->mdev->local_dma_lkey, bufs[i].addr);
+}
+
+struct gaps_reg_case {
+	const char *desc;
+	s8 key_index;		/* added to the MR's index */
+	u64 iova;
+	u32 nbufs;
+	u64 size1;		/* replaces the size of range 1 */
+	u64 addr1;		/* replaces the address of range 1 */
+	u32 access;
+	int ret;
+};
+
+#define GAPS_N	ARRAY_SIZE(gaps_bufs)
+
+static const struct gaps_reg_case gaps_reg_cases[] = {
+	{ "key of another index", 1, GAPS_IOVA, GAPS_N, 0x1fff, 0x7000, LW,
+	  -EINVAL },
+	{ "no ranges", 0, GAPS_IOVA, 0, 0x1fff, 0x7000, LW, -EINVAL },
+	{ "more ranges than max_entries", 0, GAPS_IOVA, GAPS_MAX + 1, 0x1fff,
+	  0x7000, LW, -EINVAL },
+	{ "empty range", 0, GAPS_IOVA, GAPS_N, 0, 0x7000, LW, -EINVAL },
+	{ "range longer than a KLM entry", 0, GAPS_IOVA, GAPS_N,
+	  MRC_KLM_MAX_BCOUNT + 1, 0x7000, LW, -EINVAL },
+	{ "range wraps", 0, GAPS_IOVA, GAPS_N, 0x1fff, U64_MAX - 0x10, LW,
+	  -EINVAL },
+	{ "key range wraps", 0, U64_MAX - 0x100, GAPS_N, 0x1fff, 0x7000, LW,
+	  -EINVAL },
+	{ "zero based", 0, GAPS_IOVA, GAPS_N, 0x1fff, 0x7000,
+	  LW | MRC_ACCESS_ZERO_BASED, -EINVAL },
+	{ "remote write without local write", 0, GAPS_IOVA, GAPS_N, 0x1fff,
+	  0x7000, RR | RW, -EINVAL },
+	{ "on demand", 0, GAPS_IOVA, GAPS_N, 0x1fff, 0x7000,
+	  LW | MRC_ACCESS_ON_DEMAND, -EOPNOTSUPP },
+};
+
+static void gaps_reg_desc(const struct gaps_reg_case *c, char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(gaps_reg, gaps_reg_cases, gaps_reg_desc);
+
+static void mrc_frmr_exec_reg_klm_bad_args(struct kunit *test)
+{
+	const struct gaps_reg_case *p = test->param_value;
+	struct frwr_test_ctx *ctx = test->priv;
+	struct mrc_phys_buf bufs[GAPS_MAX + 1];
+	struct mrc_mr *mr = gaps_alloc(test);
+	unsigned int mark = ctx->hw->log_len, i;
+	u32 key;
+
+	for (i = 0; i < ARRAY_SIZE(bufs); i++)
+		bufs[i] = gaps_bufs[i % GAPS_N];
+	bufs[1] = (struct mrc_phys_buf){ p->addr1, p->size1 };
+	key = mrc_make_key(mrc_key_index(mr->key) + p->key_index,
+			   mrc_key_variant(mr->key) + 1);
+
+	KUNIT_EXPECT_EQ(test, mrc_frmr_exec_reg_klm(mr, key, p->iova, bufs,
+						    p->nbufs, p->access),
+			p->ret);
+
+	/* Refused before the device was touched: still FREE, same key. */
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+	assert_free_ctx(test, mr, mr->key);
+	KUNIT_EXPECT_EQ(test, gaps_reg(mr, mr->key, LW), 0);
+}
+
+static void mrc_frmr_exec_reg_mode_mismatch(struct kunit *test)
+{
+	struct frwr_test_ctx *ctx = test->priv;
+	struct mrc_mr *gaps = gaps_alloc(test);
+	unsigned int mark = ctx->hw->log_len;
+	struct mrc_mr *mtt;
+
+	/* A page list is for MTT mode, ranges for KLM mode. */
+	KUNIT_EXPECT_EQ(test, frwr_reg(gaps, gaps->key, LW), -EINVAL);
+	ctx->dma_mr = mrc_alloc_frmr(&ctx->pd, FRWR_PAGES);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctx->dma_mr);
+	mtt = ctx->dma_mr;
+	mark = ctx->hw->log_len;
+	KUNIT_EXPECT_EQ(test, gaps_reg(mtt, mtt->key, LW), -EINVAL);
+	KUNIT_EXPECT_EQ(test, gaps_reg(NULL, 0, LW), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+	assert_free_ctx(test, gaps, gaps->key);
+	assert_free_ctx(test, mtt, mtt->key);
+	KUNIT_EXPECT_EQ(test, mrc_dealloc_frmr(mtt), 0);
+	ctx->dma_mr = NULL;
+}
+
+static void mrc_frmr_exec_reg_klm_inv_cycles(struct kunit *test)
+{
+	struct frwr_test_ctx *ctx = test->priv;
+	struct mrc_mr *mr = gaps_alloc(test);
+	u32 key = mr->key;
+	unsigned int i;
+
+	/* REG_MR, REG_MR again (refused), invalidate: FREE in KLM mode. */
+	for (i = 0; i < 300; i++) {
+		key = frwr_key(key, 1);
+		KUNIT_ASSERT_EQ(test, gaps_reg(mr, key, LRW), 0);
+		KUNIT_ASSERT_EQ(test, gaps_reg(mr, frwr_key(key, 1), LW),
+				-EINVAL);
+		KUNIT_ASSERT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, key),
+				0);
+		KUNIT_ASSERT_EQ(test, fake_hw_ctx(ctx->hw, key)->state,
+				(u8)MRC_MKEY_FREE);
+	}
+	assert_free_ctx(test, mr, key);
+
+	/* A failed entry or context write leaves it FREE. */
+	fake_hw_fail_next(ctx->hw, FAKE_HW_WRITE_XLT, 1);
+	KUNIT_EXPECT_EQ(test, gaps_reg(mr, frwr_key(key, 1), LW), -EIO);
+	fake_hw_fail_next(ctx->hw, FAKE_HW_WRITE_MKEY, 1);
+	KUNIT_EXPECT_EQ(test, gaps_reg(mr, frwr_key(key, 1), LW), -EIO);
+	assert_free_ctx(test, mr, key);
+	KUNIT_EXPECT_EQ(test, mr->key, key);
+
+	/* Dealloc of a VALID SG_GAPS MR leaves nothing. */
+	KUNIT_EXPECT_EQ(test, gaps_reg(mr, key, LW), 0);
+	KUNIT_EXPECT_EQ(test, mrc_dealloc_frmr(mr), 0);
+	ctx->mr = NULL;
+	KUNIT_EXPECT_TRUE(test, assert_baseline(test));
+}
+
 static int frwr_test_init(struct kunit *test)
 {
 	struct frwr_test_ctx *ctx;
@@ -662,6 +901,7 @@ static int frwr_test_init(struct kunit *test)
 
 	fake_hw_default_caps(&caps);
 	caps.page_size_bitmap |= SZ_4K;
+	caps.flags |= MRC_CAP_KLM;
 	ctx->hw = fake_hw_create(test, "mrc-kunit-frwr", &caps);
 	ctx->mdev = &ctx->hw->mdev;
 	KUNIT_ASSERT_EQ(test, fake_hw_register(ctx->hw), 0);
@@ -716,6 +956,12 @@ static struct kunit_case frwr_test_cases[] = {
 	KUNIT_CASE(mrc_dealloc_frmr_valid),
 	KUNIT_CASE(mrc_dealloc_frmr_invalidate_fails),
 	KUNIT_CASE(mrc_dealloc_frmr_not_fast_reg),
+	KUNIT_CASE(mrc_alloc_frmr_sg_gaps_free_context),
+	KUNIT_CASE(mrc_frmr_exec_reg_klm_writes_entries),
+	KUNIT_CASE(mrc_frmr_exec_reg_klm_max_entries),
+	KUNIT_CASE_PARAM(mrc_frmr_exec_reg_klm_bad_args, gaps_reg_gen_params),
+	KUNIT_CASE(mrc_frmr_exec_reg_mode_mismatch),
+	KUNIT_CASE(mrc_frmr_exec_reg_klm_inv_cycles),
 	{}
 };
 

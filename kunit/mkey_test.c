@@ -13,6 +13,7 @@
 #include <linux/spinlock.h>
 
 #include "fake_hw.h"
+#include "../drivers/mrcore/mrcore_loc.h"
 
 /* Enough cycles for every index to wrap its 8-bit variant many times. */
 #define MKEY_CYCLES		(BIT(16) + 4096)
@@ -287,6 +288,46 @@ static void mrc_mkey_owner_stale_variant(struct kunit *test)
 	/* After the free, the key itself finds nothing. */
 	mrc_mkey_free(ctx->mdev, key);
 	KUNIT_EXPECT_NULL(test, mkey_test_owner(ctx->mdev, key));
+}
+
+static void mrc_mkey_find_kinds(struct kunit *test)
+{
+	struct mkey_test_ctx *ctx = test->priv;
+	enum mrc_mkey_kind kind = MRC_MKEY_KIND_MW;
+	u32 mr, mw, moved;
+
+	KUNIT_ASSERT_EQ(test, mrc_mkey_alloc(ctx->mdev, &ctx->owners[0], &mr),
+			0);
+	KUNIT_ASSERT_EQ(test, mrc_mkey_alloc_kind(ctx->mdev, &ctx->owners[1],
+						  MRC_MKEY_KIND_MW, &mw), 0);
+
+	/* Each key finds its owner and kind; only the MR is an MR owner. */
+	KUNIT_EXPECT_PTR_EQ(test, mrc_mkey_find(ctx->mdev, mr, &kind),
+			    (void *)&ctx->owners[0]);
+	KUNIT_EXPECT_EQ(test, kind, MRC_MKEY_KIND_MR);
+	KUNIT_EXPECT_PTR_EQ(test, mrc_mkey_find(ctx->mdev, mw, &kind),
+			    (void *)&ctx->owners[1]);
+	KUNIT_EXPECT_EQ(test, kind, MRC_MKEY_KIND_MW);
+	KUNIT_EXPECT_PTR_EQ(test, mkey_test_owner(ctx->mdev, mr),
+			    (void *)&ctx->owners[0]);
+	KUNIT_EXPECT_NULL(test, mkey_test_owner(ctx->mdev, mw));
+
+	/* A moved variant: the index still finds it, the old key does not. */
+	moved = mrc_make_key(mrc_key_index(mw), mrc_key_variant(mw) + 5);
+	mrc_mkey_set_variant(ctx->mdev, moved);
+	KUNIT_EXPECT_NULL(test, mrc_mkey_find(ctx->mdev, mw, &kind));
+	KUNIT_EXPECT_PTR_EQ(test, mrc_mkey_find(ctx->mdev, moved, &kind),
+			    (void *)&ctx->owners[1]);
+	KUNIT_EXPECT_PTR_EQ(test, mrc_mkey_find_index(ctx->mdev,
+						      mrc_key_index(mw),
+						      &kind),
+			    (void *)&ctx->owners[1]);
+	KUNIT_EXPECT_NULL(test, mrc_mkey_find_index(ctx->mdev, 0, &kind));
+
+	mrc_mkey_free(ctx->mdev, moved);
+	mrc_mkey_free(ctx->mdev, mr);
+	KUNIT_EXPECT_NULL(test, mrc_mkey_find_index(ctx->mdev,
+						    mrc_key_index(mw), &kind));
 }
 
 /* Shadow state of the long-run test; the keys live in ctx->keys. */
@@ -570,6 +611,7 @@ static struct kunit_case mkey_test_cases[] = {
 	KUNIT_CASE(mrc_mkey_free_stale_key),
 	KUNIT_CASE(mrc_mkey_free_double_free),
 	KUNIT_CASE(mrc_mkey_owner_stale_variant),
+	KUNIT_CASE(mrc_mkey_find_kinds),
 	KUNIT_CASE(mrc_mkey_alloc_many_cycles_unique),
 	KUNIT_CASE(mrc_mkey_alloc_concurrent_unique),
 	{}

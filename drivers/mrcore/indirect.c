@@ -25,6 +25,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <kunit/visibility.h>
 #include <linux/build_bug.h>
 #include <linux/export.h>
 #include <linux/math64.h>
@@ -65,6 +66,7 @@ unsigned int mrc_indirect_depth(const struct mrc_mr *mr)
 		return 0;
 	return container_of(mr, struct mrc_indirect, mr)->depth;
 }
+EXPORT_SYMBOL_IF_KUNIT(mrc_indirect_depth);
 
 /* Entries a range takes: one per MRC_KLM_MAX_BCOUNT bytes. */
 static u64 mrc_indirect_entries(u64 length)

@@ -298,6 +298,7 @@ void mrc_mkey_set_variant(struct mrc_device *mdev, u32 key)
 		   mrc_key_variant(key));
 	xa_unlock(&mdev->mkeys);
 }
+EXPORT_SYMBOL_IF_KUNIT(mrc_mkey_set_variant);
 
 /**
  * mrc_mkey_owner - find the memory region that owns a live memory key
