@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Build the userspace selftests on the host: mr_tests, dp_tests, frwr_tests
-# and fmr_tests, against
+# fmr_tests and mw_tests, against
 # the kselftest harness of the cached linux-source-6.1 tree and the private
 # UAPI of mrcore_test.ko, and the benchmarks mr_bench (registration) and
 # dp_bench (data-path copy rate), all statically linked so the VM needs no
@@ -9,7 +9,7 @@
 #
 # Usage: selftests.sh OUTDIR
 #	(writes OUTDIR/mr_tests, OUTDIR/dp_tests, OUTDIR/frwr_tests,
-#	 OUTDIR/fmr_tests, OUTDIR/mr_bench, OUTDIR/dp_bench)
+#	 OUTDIR/fmr_tests, OUTDIR/mw_tests, OUTDIR/mr_bench, OUTDIR/dp_bench)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -35,6 +35,10 @@ gcc "${cflags[@]}" -o "$out/frwr_tests" \
 	"$top/tools/testing/selftests/mrcore/frwr_tests.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/fmr_tests" \
 	"$top/tools/testing/selftests/mrcore/fmr_tests.c" "${ldflags[@]}"
+if [ -f "$top/tools/testing/selftests/mrcore/mw_tests.c" ]; then
+	gcc "${cflags[@]}" -o "$out/mw_tests" \
+		"$top/tools/testing/selftests/mrcore/mw_tests.c" "${ldflags[@]}"
+fi
 gcc "${cflags[@]}" -o "$out/mr_bench" \
 	"$top/tools/testing/selftests/mrcore/mr_bench.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/dp_bench" \
