@@ -305,7 +305,9 @@ int vhca_exec_inv(struct vhca_dev *vdev, u32 pdn, u32 key)
  * @mr_key: the MR's key
  * @addr: the window's first address in the MR
  * @length: bytes
- * @access: the WR's ib_access_flags (IB_ZERO_BASED included)
+ * @access: the WR's ib_access_flags (IB_ZERO_BASED included); hints of
+ *	the optional range are dropped, relaxed ordering too: the window's
+ *	accesses are the MR's, ordered as the MR's are
  *
  * mrcore checks the IBA rules (a type 2 window of @pdn, an MR of @pdn
  * with MW_BIND, the window inside the MR, rights a subset of the MR's)
@@ -320,5 +322,5 @@ int vhca_exec_bind_mw(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 mw_key,
 		      u32 mr_key, u64 addr, u64 length, u32 access)
 {
 	return mrc_mw_exec_bind(&vdev->mdev, pdn, qpn, mw_key, mr_key, addr,
-				length, vhca_frwr_access(access));
+				length, access & ~IB_ACCESS_OPTIONAL);
 }
