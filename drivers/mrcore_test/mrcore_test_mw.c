@@ -1,19 +1,890 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mrcore_test: memory windows and indirect keys on a vhca device.
+ * mrcore_test: memory windows, indirect keys and SG_GAPS fast
+ * registration on a vhca device.
+ *
+ * Windows and indirect keys are made with mrcore's API on the PD and MR
+ * behind the context's ib_pd and ib_mr (vhca_pd_mrc(), vhca_mr_mrc()):
+ * ib_core 6.1 has no kernel verb for either. A type 1 window is bound by
+ * mrc_bind_mw(); a type 2 window by a struct vhca_bind_mw_wr posted on a
+ * loopback pair's QP, which the vhca engine executes in QP order and
+ * which binds the window to that QP. An SG_GAPS MR is driven with
+ * standard verbs (ib_alloc_mr(IB_MR_TYPE_SG_GAPS), ib_map_mr_sg(),
+ * IB_WR_REG_MR) over pieces of a physically contiguous kernel buffer of
+ * its own, DMA-mapped once, so the pieces may start and end anywhere and
+ * leave gaps between them that the test program checks through the CPU.
+ *
+ * Invalidation and data movement need nothing of this file: MRCT_FRWR_INV
+ * posts LOCAL_INV or Send with Invalidate with any key, and MRCT_QP_POST
+ * moves bytes through any rkey.
+ *
+ * Everything runs under the context's lock. Unbinding frees the windows
+ * first (a bound window holds its MR: the MR could not be deregistered),
+ * then the indirect keys, then the SG_GAPS MRs and their buffers; the
+ * context's own MRs and PDs go after that, in the main file.
  */
+#include <linux/dma-direction.h>
 #include <linux/errno.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/mrcore.h>
+#include <rdma/vhca.h>
 
 #include "mrcore_test.h"
 
-static long mrct_mw_ioctl(struct mrct_ctx *ctx, unsigned int cmd,
-			    void __user *uarg)
+/**
+ * struct mrct_gaps_mr - an SG_GAPS MR of a context and its buffer
+ * @mr: from ib_alloc_mr(IB_MR_TYPE_SG_GAPS)
+ * @pages: MRCT_GAPS_BUF_SIZE bytes, physically contiguous
+ * @dma: their DMA address on the device
+ * @sgl: the scatterlist of the last MRCT_GAPS_REG
+ */
+struct mrct_gaps_mr {
+	struct ib_mr *mr;
+	struct page *pages;
+	u64 dma;
+	struct scatterlist sgl[MRCT_GAPS_MAX_PIECES];
+};
+
+/**
+ * struct mrct_mw - the MW state of a context (ctx->ext[MRCT_EXT_MW])
+ * @mws: handle -> struct mrc_mw
+ * @next_mw: allocation cursor for @mws
+ * @nr_mws: entries in @mws
+ * @inds: handle -> struct mrc_mr, an indirect key
+ * @next_ind: allocation cursor for @inds
+ * @nr_inds: entries in @inds
+ * @gaps: handle -> struct mrct_gaps_mr
+ * @next_gaps: allocation cursor for @gaps
+ * @nr_gaps: entries in @gaps
+ *
+ * Created by the first call after MRCT_SET_DEVICE, freed on unbind; used
+ * under the context's lock.
+ */
+struct mrct_mw {
+	struct xarray mws;
+	u32 next_mw;
+	u32 nr_mws;
+	struct xarray inds;
+	u32 next_ind;
+	u32 nr_inds;
+	struct xarray gaps;
+	u32 next_gaps;
+	u32 nr_gaps;
+};
+
+/* The context's MW state, made on first use; an ERR_PTR if it cannot be. */
+static struct mrct_mw *mrct_mw_get(struct mrct_ctx *ctx)
 {
-	return -ENOTTY;
+	struct mrct_mw *st = ctx->ext[MRCT_EXT_MW];
+
+	lockdep_assert_held(&ctx->lock);
+	if (!ctx->ibdev)
+		return ERR_PTR(-ENODEV);
+	if (!ctx->is_vhca)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (st)
+		return st;
+
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return ERR_PTR(-ENOMEM);
+	xa_init_flags(&st->mws, XA_FLAGS_ALLOC1);
+	xa_init_flags(&st->inds, XA_FLAGS_ALLOC1);
+	xa_init_flags(&st->gaps, XA_FLAGS_ALLOC1);
+	ctx->ext[MRCT_EXT_MW] = st;
+	return st;
 }
 
+/* Store @obj under a new handle (never 0) of @xa. */
+static int mrct_mw_store(struct xarray *xa, u32 *next, void *obj, u32 *handle)
+{
+	int err;
+
+	err = xa_alloc_cyclic(xa, handle, obj, XA_LIMIT(1, U32_MAX), next,
+			      GFP_KERNEL);
+	return err < 0 ? err : 0;
+}
+
+/* Posting ------------------------------------------------------------- */
+
+/*
+ * Post @wr (signaled) on QP @qpi of @pair and wait for its completion.
+ * A post error is a result (*@post_err, *@bad_wr; *@status stays NONE);
+ * only a failed wait is an error, and it wedges the pair.
+ */
+static int mrct_mw_post_wait(struct mrct_ctx *ctx, struct mrct_pair *pair,
+			     u32 qpi, struct ib_send_wr *wr, s32 *post_err,
+			     u32 *bad_wr, u32 *status)
+{
+	const struct ib_send_wr *bad = NULL;
+	struct ib_wc wc;
+	int err;
+
+	wr->wr_id = pair->next_wr_id++;
+	wr->send_flags |= IB_SEND_SIGNALED;
+	wr->next = NULL;
+	*status = MRCT_WC_NONE;
+	*post_err = ib_post_send(pair->qp[qpi], wr, &bad);
+	*bad_wr = mrct_bad_wr(bad, wr);
+	if (*post_err)
+		return 0;
+
+	err = mrct_wait_wc(ctx, pair->cq[qpi], wr->wr_id, false, &wc);
+	if (err) {
+		/* The WR may still complete: keep it from later work. */
+		pair->wedged = true;
+		return err;
+	}
+	*status = wc.status;
+	return 0;
+}
+
+/* Both QPs' states after a completion of @qpi's with @status. */
+static void mrct_mw_qp_states(struct mrct_pair *pair, u32 qpi, u32 status,
+			      u32 *state)
+{
+	struct ib_qp *qp = pair->qp[qpi];
+
+	if (status == MRCT_WC_NONE || status == IB_WC_SUCCESS)
+		state[0] = mrct_qp_state(qp);
+	else
+		state[0] = mrct_qp_state_after_error(qp);
+	state[1] = mrct_qp_state(pair->qp[1 - qpi]);
+}
+
+/* Windows ------------------------------------------------------------- */
+
+static int mrct_mw_alloc_locked(struct mrct_ctx *ctx,
+				struct mrct_mw_alloc *req)
+{
+	struct mrct_mw *st;
+	struct mrc_mw *mw;
+	int err;
+
+	lockdep_assert_held(&ctx->lock);
+	st = mrct_mw_get(ctx);
+	if (IS_ERR(st))
+		return PTR_ERR(st);
+	if (st->nr_mws >= MRCT_MW_MAX)
+		return -EMFILE;
+
+	mw = mrc_alloc_mw(vhca_pd_mrc(ctx->pd[req->pd]), req->type);
+	if (IS_ERR(mw))
+		return PTR_ERR(mw);
+	err = mrct_mw_store(&st->mws, &st->next_mw, mw, &req->handle);
+	if (err) {
+		/* Unbound and never handed out: nothing can hold it. */
+		WARN_ON(mrc_dealloc_mw(mw));
+		return err;
+	}
+	st->nr_mws++;
+	req->rkey = mrc_mw_rkey(mw);
+	return 0;
+}
+
+static int mrct_mw_alloc(struct mrct_ctx *ctx, void __user *uarg)
+{
+	struct mrct_mw_alloc req;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.pd >= MRCT_NUM_PDS)
+		return -EINVAL;
+
+	mutex_lock(&ctx->lock);
+	err = mrct_mw_alloc_locked(ctx, &req);
+	mutex_unlock(&ctx->lock);
+	if (err)
+		return err;
+
+	/* On a fault the window stays until the file is closed. */
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return 0;
+}
+
+static int mrct_mw_dealloc(struct mrct_ctx *ctx, void __user *uarg)
+{
+	struct mrct_mw_handle req;
+	struct mrct_mw *st;
+	struct mrc_mw *mw;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved)
+		return -EINVAL;
+
+	mutex_lock(&ctx->lock);
+	st = mrct_mw_get(ctx);
+	if (IS_ERR(st)) {
+		err = PTR_ERR(st);
+		goto out_unlock;
+	}
+	mw = xa_load(&st->mws, req.handle);
+	if (!mw) {
+		err = -ENOENT;
+		goto out_unlock;
+	}
+	err = mrc_dealloc_mw(mw);
+	if (!err) {
+		xa_erase(&st->mws, req.handle);
+		st->nr_mws--;
+	}
+out_unlock:
+	mutex_unlock(&ctx->lock);
+	return err;
+}
+
+/* The MR a type 1 bind names: an MR of MRCT_REG, an indirect key, or NULL. */
+static int mrct_mw_bind_mr(struct mrct_ctx *ctx, struct mrct_mw *st,
+			   const struct mrct_mw_bind *req, struct mrc_mr **mr)
+{
+	struct ib_mr *ibmr;
+
+	lockdep_assert_held(&ctx->lock);
+	*mr = NULL;
+	if (!req->mr)
+		return 0;
+	if (req->flags & MRCT_MW_BIND_INDIRECT) {
+		*mr = xa_load(&st->inds, req->mr);
+		return *mr ? 0 : -ENOENT;
+	}
+	ibmr = xa_load(&ctx->mrs, req->mr);
+	if (!ibmr)
+		return -ENOENT;
+	*mr = vhca_mr_mrc(ibmr);
+	return *mr ? 0 : -EINVAL;
+}
+
+static int mrct_mw_bind_locked(struct mrct_ctx *ctx, struct mrct_mw_bind *req)
+{
+	struct mrct_mw *st;
+	struct mrc_mw *mw;
+	struct mrc_mr *mr;
+	int err;
+
+	lockdep_assert_held(&ctx->lock);
+	st = mrct_mw_get(ctx);
+	if (IS_ERR(st))
+		return PTR_ERR(st);
+	mw = xa_load(&st->mws, req->handle);
+	if (!mw)
+		return -ENOENT;
+	err = mrct_mw_bind_mr(ctx, st, req, &mr);
+	if (err)
+		return err;
+
+	/* The MR stays registered: MRCT_DEREG waits for the context's lock. */
+	err = mrc_bind_mw(mw, mr, req->addr, req->length, req->access);
+	req->rkey = mrc_mw_rkey(mw);
+	return err;
+}
+
+static int mrct_mw_bind(struct mrct_ctx *ctx, void __user *uarg)
+{
+	struct mrct_mw_bind req;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags & ~MRCT_MW_BIND_INDIRECT || req.reserved)
+		return -EINVAL;
+	req.rkey = 0;
+
+	mutex_lock(&ctx->lock);
+	err = mrct_mw_bind_locked(ctx, &req);
+	mutex_unlock(&ctx->lock);
+
+	/* The rkey goes back after a refused bind too: it must not move. */
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return err;
+}
+
+/* The mw_rkey of a Bind MW WR, as @req asks. */
+static u32 mrct_mw_wr_key(const struct mrc_mw *mw,
+			  const struct mrct_mw_bind_wr *req)
+{
+	switch (req->key_mode) {
+	case MRCT_MW_KEY_SAME:
+		return mrc_mw_rkey(mw);
+	case MRCT_MW_KEY_RAW:
+		return req->mw_rkey;
+	default:
+		return ib_inc_rkey(mrc_mw_rkey(mw));
+	}
+}
+
+static int mrct_mw_bind_wr_locked(struct mrct_ctx *ctx,
+				  struct mrct_mw_bind_wr *req)
+{
+	struct vhca_bind_mw_wr bind = {
+		.wr.opcode = IB_WR_BIND_MW,
+		.mr_lkey = req->mr_lkey,
+		.addr = req->addr,
+		.length = req->length,
+		.access = req->access,
+	};
+	struct mrc_mw *mw = NULL;
+	struct mrct_pair *pair;
+	struct mrct_mw *st;
+	int err;
+
+	lockdep_assert_held(&ctx->lock);
+	st = mrct_mw_get(ctx);
+	if (IS_ERR(st))
+		return PTR_ERR(st);
+	if (req->handle) {
+		mw = xa_load(&st->mws, req->handle);
+		if (!mw)
+			return -ENOENT;
+	}
+	pair = mrct_pair_get(ctx, req->pair);
+	if (IS_ERR(pair))
+		return PTR_ERR(pair);
+
+	bind.mw_rkey = mw ? mrct_mw_wr_key(mw, req) : req->mw_rkey;
+	req->mw_rkey = bind.mw_rkey;
+	err = mrct_mw_post_wait(ctx, pair, req->qp, &bind.wr, &req->post_err,
+				&req->bad_wr, &req->status);
+	if (err)
+		return err;
+	req->rkey = mw ? mrc_mw_rkey(mw) : 0;
+	mrct_mw_qp_states(pair, req->qp, req->status, req->qp_state);
+	return 0;
+}
+
+static int mrct_mw_bind_wr(struct mrct_ctx *ctx, void __user *uarg)
+{
+	struct mrct_mw_bind_wr req;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.qp > 1 || req.key_mode > MRCT_MW_KEY_RAW || req.reserved ||
+	    (!req.handle && req.key_mode != MRCT_MW_KEY_RAW))
+		return -EINVAL;
+	req.post_err = 0;
+	req.bad_wr = MRCT_BAD_WR_NULL;
+	req.status = MRCT_WC_NONE;
+	req.rkey = 0;
+	req.qp_state[0] = MRCT_QPS_UNKNOWN;
+	req.qp_state[1] = MRCT_QPS_UNKNOWN;
+
+	mutex_lock(&ctx->lock);
+	err = mrct_mw_bind_wr_locked(ctx, &req);
+	mutex_unlock(&ctx->lock);
+	if (err)
+		return err;
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return 0;
+}
+
+/* Indirect keys ------------------------------------------------------- */
+
+static int mrct_ind_reg_locked(struct mrct_ctx *ctx, struct mrct_ind_reg *req,
+			       const struct mrc_key_range *ranges)
+{
+	struct mrct_mw *st;
+	struct mrc_mr *mr;
+	int err;
+
+	lockdep_assert_held(&ctx->lock);
+	st = mrct_mw_get(ctx);
+	if (IS_ERR(st))
+		return PTR_ERR(st);
+	if (st->nr_inds >= MRCT_IND_MAX)
+		return -EMFILE;
+
+	mr = mrc_reg_indirect(vhca_pd_mrc(ctx->pd[req->pd]), ranges,
+			      req->nranges, req->iova, req->access);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	err = mrct_mw_store(&st->inds, &st->next_ind, mr, &req->handle);
+	if (err) {
+		/* Never handed out: no window can be bound to it. */
+		WARN_ON(mrc_dereg_mr(mr));
+		return err;
+	}
+	st->nr_inds++;
+	req->key = mr->key;
+	return 0;
+}
+
+static int mrct_ind_reg(struct mrct_ctx *ctx, void __user *uarg)
+{
+	struct mrc_key_range ranges[MRCT_IND_MAX_RANGES];
+	struct mrct_ind_reg req;
+	u32 i;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.pd >= MRCT_NUM_PDS || req.nranges > MRCT_IND_MAX_RANGES ||
+	    req.reserved)
+		return -EINVAL;
+	for (i = 0; i < req.nranges; i++) {
+		if (req.ranges[i].reserved)
+			return -EINVAL;
+		ranges[i] = (struct mrc_key_range) {
+			.key = req.ranges[i].key,
+			.addr = req.ranges[i].addr,
+			.length = req.ranges[i].length,
+		};
+	}
+
+	mutex_lock(&ctx->lock);
+	err = mrct_ind_reg_locked(ctx, &req, ranges);
+	mutex_unlock(&ctx->lock);
+	if (err)
+		return err;
+
+	/* On a fault the key stays until the file is closed. */
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return 0;
+}
+
+static int mrct_ind_dereg(struct mrct_ctx *ctx, void __user *uarg)
+{
+	struct mrct_mw_handle req;
+	struct mrct_mw *st;
+	struct mrc_mr *mr;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved)
+		return -EINVAL;
+
+	mutex_lock(&ctx->lock);
+	st = mrct_mw_get(ctx);
+	if (IS_ERR(st)) {
+		err = PTR_ERR(st);
+		goto out_unlock;
+	}
+	mr = xa_load(&st->inds, req.handle);
+	if (!mr) {
+		err = -ENOENT;
+		goto out_unlock;
+	}
+	err = mrc_dereg_mr(mr);
+	if (!err) {
+		xa_erase(&st->inds, req.handle);
+		st->nr_inds--;
+	}
+out_unlock:
+	mutex_unlock(&ctx->lock);
+	return err;
+}
+
+/* SG_GAPS MRs --------------------------------------------------------- */
+
+/* Free an SG_GAPS MR and its buffer; the buffer is kept if the MR stays. */
+static int mrct_gaps_free_one(struct ib_device *ibdev, struct mrct_gaps_mr *g)
+{
+	int err;
+
+	if (g->mr) {
+		err = ib_dereg_mr(g->mr);
+		if (err)
+			return err;
+	}
+	if (g->dma)
+		ib_dma_unmap_page(ibdev, g->dma, MRCT_GAPS_BUF_SIZE,
+				  DMA_BIDIRECTIONAL);
+	if (g->pages)
+		__free_pages(g->pages, get_order(MRCT_GAPS_BUF_SIZE));
+	kfree(g);
+	return 0;
+}
+
+static struct mrct_gaps_mr *mrct_gaps_new(struct mrct_ctx *ctx,
+					  const struct mrct_gaps_alloc *req)
+{
+	struct mrct_gaps_mr *g;
+	struct ib_mr *mr;
+	u64 dma;
+	int err;
+
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (!g)
+		return ERR_PTR(-ENOMEM);
+	g->pages = alloc_pages(GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN,
+			       get_order(MRCT_GAPS_BUF_SIZE));
+	if (!g->pages) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	dma = ib_dma_map_page(ctx->ibdev, g->pages, 0, MRCT_GAPS_BUF_SIZE,
+			      DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(ctx->ibdev, dma)) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	g->dma = dma;
+
+	mr = ib_alloc_mr(ctx->pd[req->pd], IB_MR_TYPE_SG_GAPS, req->max_sg);
+	if (IS_ERR(mr)) {
+		err = PTR_ERR(mr);
+		goto out_free;
+	}
+	g->mr = mr;
+	return g;
+
+out_free:
+	/* No MR yet: this cannot fail. */
+	mrct_gaps_free_one(ctx->ibdev, g);
+	return ERR_PTR(err);
+}
+
+static int mrct_gaps_alloc_locked(struct mrct_ctx *ctx,
+				  struct mrct_gaps_alloc *req)
+{
+	struct mrct_gaps_mr *g;
+	struct mrct_mw *st;
+	int err;
+
+	lockdep_assert_held(&ctx->lock);
+	st = mrct_mw_get(ctx);
+	if (IS_ERR(st))
+		return PTR_ERR(st);
+	if (st->nr_gaps >= MRCT_GAPS_MAX)
+		return -EMFILE;
+
+	g = mrct_gaps_new(ctx, req);
+	if (IS_ERR(g))
+		return PTR_ERR(g);
+	err = mrct_mw_store(&st->gaps, &st->next_gaps, g, &req->handle);
+	if (err) {
+		WARN_ON(mrct_gaps_free_one(ctx->ibdev, g));
+		return err;
+	}
+	st->nr_gaps++;
+	req->lkey = g->mr->lkey;
+	req->rkey = g->mr->rkey;
+	req->sg_gaps_cap = !!(ctx->ibdev->attrs.kernel_cap_flags &
+			      IBK_SG_GAPS_REG);
+	return 0;
+}
+
+static int mrct_gaps_alloc(struct mrct_ctx *ctx, void __user *uarg)
+{
+	struct mrct_gaps_alloc req;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.pd >= MRCT_NUM_PDS)
+		return -EINVAL;
+
+	mutex_lock(&ctx->lock);
+	err = mrct_gaps_alloc_locked(ctx, &req);
+	mutex_unlock(&ctx->lock);
+	if (err)
+		return err;
+
+	/* On a fault the MR stays until the file is closed. */
+	if (copy_to_user(uarg, &req, sizeof(req)))
+		return -EFAULT;
+	return 0;
+}
+
+static int mrct_gaps_free(struct mrct_ctx *ctx, void __user *uarg)
+{
+	struct mrct_mw_handle req;
+	struct mrct_gaps_mr *g;
+	struct mrct_mw *st;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved)
+		return -EINVAL;
+
+	mutex_lock(&ctx->lock);
+	st = mrct_mw_get(ctx);
+	if (IS_ERR(st)) {
+		err = PTR_ERR(st);
+		goto out_unlock;
+	}
+	g = xa_load(&st->gaps, req.handle);
+	if (!g) {
+		err = -ENOENT;
+		goto out_unlock;
+	}
+	err = mrct_gaps_free_one(ctx->ibdev, g);
+	if (!err) {
+		xa_erase(&st->gaps, req.handle);
+		st->nr_gaps--;
+	}
+out_unlock:
+	mutex_unlock(&ctx->lock);
+	return err;
+}
+
+/* ib_map_mr_sg() of @req's pieces of @g's buffer; returns its result. */
+static int mrct_gaps_map(struct mrct_gaps_mr *g,
+			 const struct mrct_gaps_reg *req)
+{
+	const struct mrct_gaps_piece *p;
+	struct scatterlist *sg;
+	u32 i;
+
+	sg_init_table(g->sgl, req->npieces);
+	for_each_sg(g->sgl, sg, req->npieces, i) {
+		p = &req->pieces[i];
+		/* The buffer is contiguous: an entry may span its pages. */
+		sg_set_page(sg, nth_page(g->pages, p->offset >> PAGE_SHIFT),
+			    p->length, offset_in_page(p->offset));
+		sg_dma_address(sg) = g->dma + p->offset;
+		sg_dma_len(sg) = p->length;
+	}
+	return ib_map_mr_sg(g->mr, g->sgl, req->npieces, NULL, PAGE_SIZE);
+}
+
+static int mrct_gaps_reg_locked(struct mrct_ctx *ctx,
+				struct mrct_gaps_reg *req)
+{
+	struct ib_reg_wr wr = { .wr.opcode = IB_WR_REG_MR };
+	struct mrct_gaps_mr *g;
+	struct mrct_pair *pair;
+	struct mrct_mw *st;
+	int err;
+
+	lockdep_assert_held(&ctx->lock);
+	st = mrct_mw_get(ctx);
+	if (IS_ERR(st))
+		return PTR_ERR(st);
+	g = xa_load(&st->gaps, req->handle);
+	if (!g)
+		return -ENOENT;
+	pair = mrct_pair_get(ctx, req->pair);
+	if (IS_ERR(pair))
+		return PTR_ERR(pair);
+
+	req->map_ret = mrct_gaps_map(g, req);
+	req->iova = g->mr->iova;
+	req->length = g->mr->length;
+	req->lkey = g->mr->lkey;
+	req->rkey = g->mr->rkey;
+	if (req->map_ret != req->npieces)
+		return 0;
+
+	ib_update_fast_reg_key(g->mr, ib_inc_rkey(g->mr->rkey) & 0xff);
+	req->lkey = g->mr->lkey;
+	req->rkey = g->mr->rkey;
+	wr.mr = g->mr;
+	wr.key = g->mr->rkey;
+	wr.access = req->access;
+	ib_dma_sync_single_for_device(ctx->ibdev, g->dma, MRCT_GAPS_BUF_SIZE,
+				      DMA_BIDIRECTIONAL);
+	err = mrct_mw_post_wait(ctx, pair, req->qp, &wr.wr, &req->post_err,
+				&req->bad_wr, &req->status);
+	if (err)
+		return err;
+	mrct_mw_qp_states(pair, req->qp, req->status, req->qp_state);
+	return 0;
+}
+
+static int mrct_gaps_reg(struct mrct_ctx *ctx, void __user *uarg)
+{
+	struct mrct_gaps_reg *req;
+	u32 i;
+	int err;
+
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	if (copy_from_user(req, uarg, sizeof(*req))) {
+		err = -EFAULT;
+		goto out_free;
+	}
+	err = -EINVAL;
+	if (req->qp > 1 || !req->npieces ||
+	    req->npieces > MRCT_GAPS_MAX_PIECES || req->reserved)
+		goto out_free;
+	for (i = 0; i < req->npieces; i++)
+		if ((u64)req->pieces[i].offset + req->pieces[i].length >
+		    MRCT_GAPS_BUF_SIZE)
+			goto out_free;
+	req->iova = 0;
+	req->length = 0;
+	req->map_ret = 0;
+	req->post_err = 0;
+	req->bad_wr = MRCT_BAD_WR_NULL;
+	req->status = MRCT_WC_NONE;
+	req->qp_state[0] = MRCT_QPS_UNKNOWN;
+	req->qp_state[1] = MRCT_QPS_UNKNOWN;
+
+	mutex_lock(&ctx->lock);
+	err = mrct_gaps_reg_locked(ctx, req);
+	mutex_unlock(&ctx->lock);
+	if (!err && copy_to_user(uarg, req, sizeof(*req)))
+		err = -EFAULT;
+out_free:
+	kfree(req);
+	return err;
+}
+
+static int mrct_gaps_buf_locked(struct mrct_ctx *ctx,
+				const struct mrct_gaps_buf *req, bool write)
+{
+	void __user *ptr = u64_to_user_ptr(req->ptr);
+	struct mrct_gaps_mr *g;
+	struct mrct_mw *st;
+	u8 *va;
+
+	lockdep_assert_held(&ctx->lock);
+	st = mrct_mw_get(ctx);
+	if (IS_ERR(st))
+		return PTR_ERR(st);
+	g = xa_load(&st->gaps, req->handle);
+	if (!g)
+		return -ENOENT;
+
+	va = (u8 *)page_address(g->pages) + req->offset;
+	ib_dma_sync_single_for_cpu(ctx->ibdev, g->dma, MRCT_GAPS_BUF_SIZE,
+				   DMA_BIDIRECTIONAL);
+	if (!write)
+		return copy_to_user(ptr, va, req->length) ? -EFAULT : 0;
+	if (copy_from_user(va, ptr, req->length))
+		return -EFAULT;
+	ib_dma_sync_single_for_device(ctx->ibdev, g->dma, MRCT_GAPS_BUF_SIZE,
+				      DMA_BIDIRECTIONAL);
+	return 0;
+}
+
+static int mrct_gaps_buf(struct mrct_ctx *ctx, void __user *uarg, bool write)
+{
+	struct mrct_gaps_buf req;
+	int err;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved ||
+	    (u64)req.offset + req.length > MRCT_GAPS_BUF_SIZE)
+		return -EINVAL;
+
+	mutex_lock(&ctx->lock);
+	err = mrct_gaps_buf_locked(ctx, &req, write);
+	mutex_unlock(&ctx->lock);
+	return err;
+}
+
+/* Hooks --------------------------------------------------------------- */
+
+/* The UAPI spells ib_verbs.h's and mrcore's values; keep them equal. */
+static void mrct_mw_check_uapi(void)
+{
+	BUILD_BUG_ON(MRCT_MW_TYPE_1 != IB_MW_TYPE_1);
+	BUILD_BUG_ON(MRCT_MW_TYPE_2 != IB_MW_TYPE_2);
+	BUILD_BUG_ON(MRCT_MW_TYPE_1 != MRC_MW_TYPE_1);
+	BUILD_BUG_ON(MRCT_MW_TYPE_2 != MRC_MW_TYPE_2);
+	BUILD_BUG_ON(MRCT_WC_BIND_MW != IB_WC_BIND_MW);
+	BUILD_BUG_ON(MRCT_ACCESS_ZERO_BASED != MRC_ACCESS_ZERO_BASED);
+	BUILD_BUG_ON(!is_power_of_2(MRCT_GAPS_BUF_SIZE) ||
+		     MRCT_GAPS_BUF_SIZE < PAGE_SIZE);
+	BUILD_BUG_ON(sizeof(struct mrct_mw_alloc) != 16);
+	BUILD_BUG_ON(sizeof(struct mrct_mw_handle) != 8);
+	BUILD_BUG_ON(sizeof(struct mrct_mw_bind) != 40);
+	BUILD_BUG_ON(sizeof(struct mrct_mw_bind_wr) != 72);
+	BUILD_BUG_ON(sizeof(struct mrct_ind_range) != 24);
+	BUILD_BUG_ON(sizeof(struct mrct_ind_reg) !=
+		     32 + MRCT_IND_MAX_RANGES * sizeof(struct mrct_ind_range));
+	BUILD_BUG_ON(sizeof(struct mrct_gaps_alloc) != 24);
+	BUILD_BUG_ON(sizeof(struct mrct_gaps_piece) != 8);
+	BUILD_BUG_ON(sizeof(struct mrct_gaps_reg) !=
+		     72 + MRCT_GAPS_MAX_PIECES * sizeof(struct mrct_gaps_piece));
+	BUILD_BUG_ON(sizeof(struct mrct_gaps_buf) != 24);
+}
+
+static long mrct_mw_ioctl(struct mrct_ctx *ctx, unsigned int cmd,
+			  void __user *uarg)
+{
+	mrct_mw_check_uapi();
+	switch (cmd) {
+	case MRCT_MW_ALLOC:
+		return mrct_mw_alloc(ctx, uarg);
+	case MRCT_MW_DEALLOC:
+		return mrct_mw_dealloc(ctx, uarg);
+	case MRCT_MW_BIND:
+		return mrct_mw_bind(ctx, uarg);
+	case MRCT_MW_BIND_WR:
+		return mrct_mw_bind_wr(ctx, uarg);
+	case MRCT_IND_REG:
+		return mrct_ind_reg(ctx, uarg);
+	case MRCT_IND_DEREG:
+		return mrct_ind_dereg(ctx, uarg);
+	case MRCT_GAPS_ALLOC:
+		return mrct_gaps_alloc(ctx, uarg);
+	case MRCT_GAPS_FREE:
+		return mrct_gaps_free(ctx, uarg);
+	case MRCT_GAPS_REG:
+		return mrct_gaps_reg(ctx, uarg);
+	case MRCT_GAPS_BUF_READ:
+		return mrct_gaps_buf(ctx, uarg, false);
+	case MRCT_GAPS_BUF_WRITE:
+		return mrct_gaps_buf(ctx, uarg, true);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/*
+ * Windows first: a bound one keeps its MR (an MR of the context, an
+ * SG_GAPS MR here, or an FRWR MR) from being deregistered. Then the
+ * indirect keys, which name MRs without holding them, then the SG_GAPS
+ * MRs. What fails to go is reported and left allocated.
+ */
 static void mrct_mw_unbind(struct mrct_ctx *ctx)
 {
+	struct mrct_mw *st = ctx->ext[MRCT_EXT_MW];
+	struct mrct_gaps_mr *g;
+	unsigned long handle;
+	struct mrc_mw *mw;
+	struct mrc_mr *mr;
+	int err;
+
+	lockdep_assert_held(&ctx->lock);
+	if (!st)
+		return;
+	xa_for_each(&st->mws, handle, mw) {
+		xa_erase(&st->mws, handle);
+		err = mrc_dealloc_mw(mw);
+		if (err)
+			ibdev_warn(ctx->ibdev, "MW handle %lu: dealloc failed: %d\n",
+				   handle, err);
+	}
+	xa_for_each(&st->inds, handle, mr) {
+		xa_erase(&st->inds, handle);
+		err = mrc_dereg_mr(mr);
+		if (err)
+			ibdev_warn(ctx->ibdev, "indirect key handle %lu: dereg failed: %d\n",
+				   handle, err);
+	}
+	xa_for_each(&st->gaps, handle, g) {
+		xa_erase(&st->gaps, handle);
+		err = mrct_gaps_free_one(ctx->ibdev, g);
+		if (err)
+			ibdev_warn(ctx->ibdev, "SG_GAPS MR handle %lu: dereg failed: %d\n",
+				   handle, err);
+	}
+	xa_destroy(&st->mws);
+	xa_destroy(&st->inds);
+	xa_destroy(&st->gaps);
+	kfree(st);
+	ctx->ext[MRCT_EXT_MW] = NULL;
 }
 
 const struct mrct_ext mrct_mw_ext = {

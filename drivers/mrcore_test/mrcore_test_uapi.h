@@ -1024,4 +1024,313 @@ struct mrct_fmr_bench {
 
 /* End of FMR ------------------------------------------------------------ */
 
+/* MW -------------------------------------------------------------------- */
+
+/*
+ * Memory windows, indirect keys and SG_GAPS fast registration
+ * (mrcore_test_mw.c), on a vhca device only (-EOPNOTSUPP otherwise).
+ *
+ * Windows and indirect keys are mrcore's: the calls reach mrcore's API on
+ * the PD and MR behind the context's ib_pd and ib_mr (vhca_pd_mrc(),
+ * vhca_mr_mrc()). MRCT_MW_ALLOC allocates a window of any type number on a
+ * PD index (mrc_alloc_mw()); MRCT_MW_BIND binds a type 1 window to an MR
+ * of MRCT_REG, or to one of the context's indirect keys, with
+ * mrc_bind_mw() (length 0 unbinds); MRCT_MW_BIND_WR posts a struct
+ * vhca_bind_mw_wr (IB_WR_BIND_MW) on a loopback pair's QP and waits for
+ * its completion, which binds a type 2 window to that QP; MRCT_MW_DEALLOC
+ * frees a window (mrc_dealloc_mw()). LOCAL_INV and Send with Invalidate
+ * of any key are MRCT_FRWR_INV's, and data moves through any rkey with
+ * MRCT_QP_POST (or MRCT_DEV_READ / _WRITE with MRCT_XFER_RAW_KEY).
+ *
+ * MRCT_IND_REG registers an indirect key (mrc_reg_indirect()) over ranges
+ * of keys given as numbers; MRCT_IND_DEREG deregisters it (mrc_dereg_mr()).
+ *
+ * MRCT_GAPS_ALLOC allocates an IB_MR_TYPE_SG_GAPS MR (ib_alloc_mr()) with
+ * a buffer of MRCT_GAPS_BUF_SIZE bytes of physically contiguous kernel
+ * memory, DMA-mapped once; MRCT_GAPS_REG maps pieces of that buffer (any
+ * offset and length, with gaps between them) with ib_map_mr_sg() and
+ * posts IB_WR_REG_MR on a pair's QP; MRCT_GAPS_BUF_READ / _WRITE let the
+ * CPU read and fill the buffer; MRCT_GAPS_FREE deregisters the MR and
+ * frees the buffer.
+ *
+ * As with MRCT_QP_POST, what a posted WR did is a result (post error,
+ * completion status, QP states), not an ioctl error; mrcore's calls
+ * return mrcore's errno. Everything is freed when the file is closed or
+ * the device removed: windows first, then indirect keys, then the
+ * SG_GAPS MRs, all before the context's own MRs and PDs.
+ */
+#define MRCT_MW_MAX		64	/* windows per context */
+#define MRCT_IND_MAX		64	/* indirect keys per context */
+#define MRCT_IND_MAX_RANGES	8	/* ranges per indirect key */
+#define MRCT_GAPS_MAX		4	/* SG_GAPS MRs per context */
+#define MRCT_GAPS_BUF_SIZE	(64U << 10)	/* buffer of each */
+#define MRCT_GAPS_MAX_PIECES	16	/* pieces per REG_MR */
+
+/* Window types: enum ib_mw_type (MRCT_MW_ALLOC passes any value). */
+#define MRCT_MW_TYPE_1		1
+#define MRCT_MW_TYPE_2		2
+
+/* The opcode of a Bind MW completion: IB_WC_BIND_MW. */
+#define MRCT_WC_BIND_MW		5
+
+/**
+ * struct mrct_mw_alloc - MRCT_MW_ALLOC: mrc_alloc_mw()
+ * @pd: (in) PD index, below MRCT_NUM_PDS
+ * @type: (in) window type, passed to mrcore as given
+ * @handle: (out) the window's handle in this context, never 0
+ * @rkey: (out) its rkey (mrc_mw_rkey())
+ *
+ * Return: 0; -EMFILE MRCT_MW_MAX windows already; -ENODEV no device bound;
+ * -EOPNOTSUPP not a vhca; or mrcore's errno (-EINVAL for a type other
+ * than 1 or 2).
+ */
+struct mrct_mw_alloc {
+	__u32 pd;
+	__u32 type;
+	__u32 handle;
+	__u32 rkey;
+};
+
+/**
+ * struct mrct_mw_handle - MRCT_MW_DEALLOC (a window), MRCT_IND_DEREG (an
+ *	indirect key), MRCT_GAPS_FREE (an SG_GAPS MR)
+ * @handle: (in) the object; an unknown one is -ENOENT
+ * @reserved: zero
+ *
+ * Return: 0, or the errno of mrc_dealloc_mw(), mrc_dereg_mr() or
+ * ib_dereg_mr() (-EBUSY while windows are bound to the MR); after an
+ * error the object and its handle stay.
+ */
+struct mrct_mw_handle {
+	__u32 handle;
+	__u32 reserved;
+};
+
+/* mrct_mw_bind.flags */
+#define MRCT_MW_BIND_INDIRECT	0x1U	/* @mr is an indirect key's handle */
+
+/**
+ * struct mrct_mw_bind - MRCT_MW_BIND: mrc_bind_mw(), a type 1 bind
+ * @addr: (in) first byte of the window, in the MR's address space
+ * @length: (in) bytes; 0 unbinds
+ * @handle: (in) window
+ * @mr: (in) MR handle of MRCT_REG (an indirect key's handle with
+ *	MRCT_MW_BIND_INDIRECT); 0 passes no MR (NULL)
+ * @access: (in) the window's rights (MRCT_ACCESS_*), passed as given
+ * @flags: (in) MRCT_MW_BIND_*
+ * @rkey: (out) the window's rkey after the call, written back whether
+ *	the bind succeeded or not
+ * @reserved: zero
+ *
+ * Return: 0 or mrcore's errno; -ENOENT no such window or MR.
+ */
+struct mrct_mw_bind {
+	__u64 addr;
+	__u64 length;
+	__u32 handle;
+	__u32 mr;
+	__u32 access;
+	__u32 flags;
+	__u32 rkey;
+	__u32 reserved;
+};
+
+/* mrct_mw_bind_wr.key_mode: the WR's mw_rkey. */
+#define MRCT_MW_KEY_NEXT	0	/* ib_inc_rkey() of the window's rkey */
+#define MRCT_MW_KEY_SAME	1	/* the window's rkey as it is */
+#define MRCT_MW_KEY_RAW		2	/* @mw_rkey as given */
+
+/**
+ * struct mrct_mw_bind_wr - MRCT_MW_BIND_WR: post IB_WR_BIND_MW and wait
+ * @addr: (in) the WR's addr: first byte of the window in the MR
+ * @length: (in) the WR's length
+ * @handle: (in) window; 0 only with MRCT_MW_KEY_RAW (no window of ours)
+ * @key_mode: (in) MRCT_MW_KEY_*
+ * @mw_rkey: (in) the key with MRCT_MW_KEY_RAW; (out) the key the WR
+ *	carried
+ * @mr_lkey: (in) the WR's mr_lkey, any value
+ * @access: (in) the WR's access (MRCT_ACCESS_REMOTE_*, _ZERO_BASED),
+ *	passed as given
+ * @pair: (in) pair whose QP posts the WR
+ * @qp: (in) 0: QP A, 1: QP B; a type 2 window is bound to that QP
+ * @post_err: (out) ib_post_send()'s return value
+ * @bad_wr: (out) MRCT_BAD_WR_*
+ * @status: (out) the completion's status, or MRCT_WC_NONE
+ * @rkey: (out) the window's rkey (mrc_mw_rkey()) after the completion; 0
+ *	without a window
+ * @qp_state: (out) posting QP and peer after the completion, MRCT_QPS_*
+ * @reserved: zero
+ *
+ * vhca completes a refused bind with MRCT_WC_MW_BIND_ERR and moves the QP
+ * to ERR. Return: 0 (see the results); -ENOENT no such window or pair;
+ * -EINVAL bad input; -EIO, -ETIMEDOUT, -EINTR, -ENODEV as MRCT_QP_POST.
+ */
+struct mrct_mw_bind_wr {
+	__u64 addr;
+	__u64 length;
+	__u32 handle;
+	__u32 key_mode;
+	__u32 mw_rkey;
+	__u32 mr_lkey;
+	__u32 access;
+	__u32 pair;
+	__u32 qp;
+	__s32 post_err;
+	__u32 bad_wr;
+	__u32 status;
+	__u32 rkey;
+	__u32 qp_state[2];
+	__u32 reserved;
+};
+
+/**
+ * struct mrct_ind_range - one piece of an indirect key (struct mrc_key_range)
+ * @addr: first byte, in @key's address space
+ * @length: bytes
+ * @key: the key the piece is reached through, passed as given
+ * @reserved: zero
+ */
+struct mrct_ind_range {
+	__u64 addr;
+	__u64 length;
+	__u32 key;
+	__u32 reserved;
+};
+
+/**
+ * struct mrct_ind_reg - MRCT_IND_REG: mrc_reg_indirect()
+ * @iova: (in) address of the first byte through the new key
+ * @pd: (in) PD index, below MRCT_NUM_PDS
+ * @access: (in) MRCT_ACCESS_* rights, passed as given
+ * @nranges: (in) entries of @ranges, at most MRCT_IND_MAX_RANGES, passed
+ *	as given (0 included)
+ * @handle: (out) the key's handle, for MRCT_IND_DEREG and
+ *	MRCT_MW_BIND_INDIRECT
+ * @key: (out) lkey == rkey
+ * @reserved: zero
+ * @ranges: (in) the pieces, laid end to end from @iova
+ *
+ * Return: 0; -EMFILE MRCT_IND_MAX keys already; or mrcore's errno
+ * (-ELOOP nested too deep, -EPERM another PD's key or a right the named
+ * MR lacks, -ERANGE a piece outside its MR, -ENOKEY a key not live).
+ */
+struct mrct_ind_reg {
+	__u64 iova;
+	__u32 pd;
+	__u32 access;
+	__u32 nranges;
+	__u32 handle;
+	__u32 key;
+	__u32 reserved;
+	struct mrct_ind_range ranges[MRCT_IND_MAX_RANGES];
+};
+
+/**
+ * struct mrct_gaps_alloc - MRCT_GAPS_ALLOC: an SG_GAPS MR and its buffer
+ * @pd: (in) PD index
+ * @max_sg: (in) ib_alloc_mr()'s max_num_sg, passed as given
+ * @handle: (out) the MR's handle among the context's SG_GAPS MRs
+ * @lkey: (out) its lkey
+ * @rkey: (out) its rkey
+ * @sg_gaps_cap: (out) 1 if the device sets IBK_SG_GAPS_REG, else 0
+ *
+ * The buffer is zeroed. Return: 0; -EMFILE MRCT_GAPS_MAX MRs already;
+ * -ENOMEM; or ib_alloc_mr()'s errno.
+ */
+struct mrct_gaps_alloc {
+	__u32 pd;
+	__u32 max_sg;
+	__u32 handle;
+	__u32 lkey;
+	__u32 rkey;
+	__u32 sg_gaps_cap;
+};
+
+/**
+ * struct mrct_gaps_piece - one scatterlist entry of an SG_GAPS REG_MR
+ * @offset: first byte in the MR's buffer
+ * @length: bytes (0 allowed); @offset + @length at most
+ *	MRCT_GAPS_BUF_SIZE
+ */
+struct mrct_gaps_piece {
+	__u32 offset;
+	__u32 length;
+};
+
+/**
+ * struct mrct_gaps_reg - MRCT_GAPS_REG: map pieces, post REG_MR, wait
+ * @iova: (out) the MR's iova after ib_map_mr_sg(): the DMA address of the
+ *	first piece's first byte
+ * @length: (out) the MR's length after ib_map_mr_sg()
+ * @handle: (in) SG_GAPS MR
+ * @pair: (in) pair
+ * @qp: (in) 0: post on A, 1: on B
+ * @access: (in) the WR's access, passed as given
+ * @npieces: (in) entries of @pieces, 1 to MRCT_GAPS_MAX_PIECES
+ * @map_ret: (out) what ib_map_mr_sg() returned; the WR is posted only
+ *	when it is @npieces
+ * @post_err: (out) ib_post_send()'s return value
+ * @bad_wr: (out) MRCT_BAD_WR_*
+ * @status: (out) the completion's status, or MRCT_WC_NONE
+ * @lkey: (out) the MR's lkey after the call
+ * @rkey: (out) its rkey
+ * @qp_state: (out) posting QP and peer after the completion
+ * @reserved: zero
+ * @pieces: (in) the scatterlist, in order
+ *
+ * Before the post the key moves to its next variant
+ * (ib_update_fast_reg_key()), which the WR carries. Return: 0 (see the
+ * results); -ENOENT no such MR or pair; -EINVAL bad input; the rest as
+ * MRCT_QP_POST.
+ */
+struct mrct_gaps_reg {
+	__u64 iova;
+	__u64 length;
+	__u32 handle;
+	__u32 pair;
+	__u32 qp;
+	__u32 access;
+	__u32 npieces;
+	__s32 map_ret;
+	__s32 post_err;
+	__u32 bad_wr;
+	__u32 status;
+	__u32 lkey;
+	__u32 rkey;
+	__u32 qp_state[2];
+	__u32 reserved;
+	struct mrct_gaps_piece pieces[MRCT_GAPS_MAX_PIECES];
+};
+
+/**
+ * struct mrct_gaps_buf - MRCT_GAPS_BUF_READ, MRCT_GAPS_BUF_WRITE: the CPU
+ *	copies between an SG_GAPS MR's buffer and user memory
+ * @ptr: (in) user buffer
+ * @handle: (in) SG_GAPS MR
+ * @offset: (in) first byte in its buffer
+ * @length: (in) bytes; @offset + @length at most MRCT_GAPS_BUF_SIZE
+ * @reserved: zero
+ */
+struct mrct_gaps_buf {
+	__u64 ptr;
+	__u32 handle;
+	__u32 offset;
+	__u32 length;
+	__u32 reserved;
+};
+
+#define MRCT_MW_ALLOC		_IOWR(MRCT_IOC_MAGIC, 0x70, struct mrct_mw_alloc)
+#define MRCT_MW_DEALLOC		_IOW(MRCT_IOC_MAGIC, 0x71, struct mrct_mw_handle)
+#define MRCT_MW_BIND		_IOWR(MRCT_IOC_MAGIC, 0x72, struct mrct_mw_bind)
+#define MRCT_MW_BIND_WR		_IOWR(MRCT_IOC_MAGIC, 0x73, struct mrct_mw_bind_wr)
+#define MRCT_IND_REG		_IOWR(MRCT_IOC_MAGIC, 0x74, struct mrct_ind_reg)
+#define MRCT_IND_DEREG		_IOW(MRCT_IOC_MAGIC, 0x75, struct mrct_mw_handle)
+#define MRCT_GAPS_ALLOC		_IOWR(MRCT_IOC_MAGIC, 0x76, struct mrct_gaps_alloc)
+#define MRCT_GAPS_FREE		_IOW(MRCT_IOC_MAGIC, 0x77, struct mrct_mw_handle)
+#define MRCT_GAPS_REG		_IOWR(MRCT_IOC_MAGIC, 0x78, struct mrct_gaps_reg)
+#define MRCT_GAPS_BUF_READ	_IOW(MRCT_IOC_MAGIC, 0x79, struct mrct_gaps_buf)
+#define MRCT_GAPS_BUF_WRITE	_IOW(MRCT_IOC_MAGIC, 0x7A, struct mrct_gaps_buf)
+
+/* End of MW ------------------------------------------------------------- */
+
 #endif /* _MRCORE_TEST_UAPI_H */
