@@ -368,7 +368,7 @@ static void mrc_reg_indirect_over_frmr(struct kunit *test)
 	fake_hw_expect_klm(ctx->hw, c, 0, 0x1000, key, 0x5000);
 
 	/* Invalidated later, it is no longer VALID: no new names. */
-	KUNIT_ASSERT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, key), 0);
+	KUNIT_ASSERT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, 0, key), 0);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(ind_over(test, fr, LW)), -EINVAL);
 }
 

@@ -6,7 +6,8 @@
  * zero-length unbind, rebind), the device-side type 2 bind and
  * invalidation (the FREE/VALID machine, the consumer's variant, the QP),
  * every IBA rule with its errno, MRs with bound windows refusing dereg and
- * invalidation, and deallocation. Every case ends with no key, translation
+ * invalidation, the windows of a destroyed QP (mrc_mw_unbind_qp()), the
+ * device-only REMOTE_ONLY right, and deallocation. Every case ends with no key, translation
  * segment, window or MR left.
  */
 #include <kunit/test.h>
@@ -54,7 +55,7 @@ struct mw_test_ctx {
 	struct mrc_pd pd2;
 	struct mrc_mr *mrs[MR_NUM];
 	struct mrc_mr *extra;	/* one more MR a case registers */
-	struct mrc_mw *mw[2];
+	struct mrc_mw *mw[4];
 	int mkeys0;
 };
 
@@ -82,6 +83,14 @@ static u32 mw_key(u32 key, u8 n)
 	return mrc_make_key(mrc_key_index(key), mrc_key_variant(key) + n);
 }
 
+/* LOCAL_INV of @key on the suite's QP of the window's PD. */
+static int mw_inv(struct kunit *test, u32 key)
+{
+	struct mw_test_ctx *ctx = test->priv;
+
+	return mrc_exec_inv(ctx->mdev, ctx->pd.pdn, MW_QPN, key);
+}
+
 static const struct mrc_mkey_ctx *mw_ctx(struct kunit *test, u32 key)
 {
 	struct mw_test_ctx *ctx = test->priv;
@@ -89,7 +98,10 @@ static const struct mrc_mkey_ctx *mw_ctx(struct kunit *test, u32 key)
 	return fake_hw_ctx(ctx->hw, key);
 }
 
-/* The window's slot is FREE under @key, in KLM mode, with no entries. */
+/*
+ * The window's slot is FREE under @key, in KLM mode, with no entries and
+ * no rights but the device-only REMOTE_ONLY every window carries.
+ */
 static void assert_mw_free(struct kunit *test, u32 key)
 {
 	struct mw_test_ctx *ctx = test->priv;
@@ -99,12 +111,15 @@ static void assert_mw_free(struct kunit *test, u32 key)
 	KUNIT_EXPECT_EQ(test, c->state, (u8)MRC_MKEY_FREE);
 	KUNIT_EXPECT_EQ(test, c->access_mode, (u8)MRC_ACCESS_MODE_KLM);
 	KUNIT_EXPECT_EQ(test, c->pdn, ctx->pd.pdn);
-	KUNIT_EXPECT_EQ(test, c->access, 0U);
+	KUNIT_EXPECT_EQ(test, c->access, (u32)MRC_ACCESS_REMOTE_ONLY);
 	KUNIT_EXPECT_EQ(test, c->xlt_entries, 0U);
 	KUNIT_EXPECT_EQ(test, c->qpn, 0U);
 }
 
-/* The window's slot is VALID under @key, one KLM entry over @mr. */
+/*
+ * The window's slot is VALID under @key, one KLM entry over @mr, with
+ * @access and REMOTE_ONLY (a window is an rkey only).
+ */
 static void assert_mw_bound(struct kunit *test, u32 key, struct mrc_mr *mr,
 			    u64 iova, u64 addr, u64 len, u32 access, u32 qpn)
 {
@@ -115,7 +130,7 @@ static void assert_mw_bound(struct kunit *test, u32 key, struct mrc_mr *mr,
 	KUNIT_EXPECT_EQ(test, c->state, (u8)MRC_MKEY_VALID);
 	KUNIT_EXPECT_EQ(test, c->access_mode, (u8)MRC_ACCESS_MODE_KLM);
 	KUNIT_EXPECT_EQ(test, c->pdn, ctx->pd.pdn);
-	KUNIT_EXPECT_EQ(test, c->access, access);
+	KUNIT_EXPECT_EQ(test, c->access, access | MRC_ACCESS_REMOTE_ONLY);
 	KUNIT_EXPECT_EQ(test, c->iova, iova);
 	KUNIT_EXPECT_EQ(test, c->length, len);
 	KUNIT_EXPECT_EQ(test, c->qpn, qpn);
@@ -267,10 +282,10 @@ static void mrc_bind_mw_type1_context(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&mr->num_mw), 1);
 
 	/* The old rkey is gone for lookups too. */
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, old),
+	KUNIT_EXPECT_EQ(test, mw_inv(test, old),
 			-ENOKEY);
 	/* A type 1 window is not invalidated by a WR. */
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, key),
+	KUNIT_EXPECT_EQ(test, mw_inv(test, key),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, mw_ctx(test, key)->state, (u8)MRC_MKEY_VALID);
 }
@@ -290,7 +305,7 @@ static void mrc_bind_mw_zero_length_unbinds(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mrc_mw_rkey(mw), mw_key(bound, 1));
 	assert_mw_free(test, mrc_mw_rkey(mw));
 	KUNIT_EXPECT_EQ(test, atomic_read(&mr->num_mw), 0);
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, bound),
+	KUNIT_EXPECT_EQ(test, mw_inv(test, bound),
 			-ENOKEY);
 
 	/* The MR is free to go again. */
@@ -398,6 +413,8 @@ static const struct mw_bind_case mw_bind_cases[] = {
 	  MRC_MW_MAX_LENGTH + 1, RR, -EINVAL },
 	{ "no MR with a length", MRC_MW_TYPE_1, MR_NONE, MW_IOVA, 0x100, RR,
 	  -EINVAL },
+	{ "device-only REMOTE_ONLY", MRC_MW_TYPE_1, MR_FULL, MW_IOVA, 0x100,
+	  RR | MRC_ACCESS_REMOTE_ONLY, -EINVAL },
 };
 
 static void mw_bind_desc(const struct mw_bind_case *c, char *desc)
@@ -488,6 +505,8 @@ static const struct mw_wr_case mw_wr_cases[] = {
 	  MW_IOVA + MW_LEN, 0x100, RR, -ERANGE },
 	{ "unknown right", MRC_MW_TYPE_2, false, false, WK_WINDOW, WK_MR,
 	  MW_IOVA, 0x100, RR | BIT(12), -EINVAL },
+	{ "device-only REMOTE_ONLY", MRC_MW_TYPE_2, false, false, WK_WINDOW,
+	  WK_MR, MW_IOVA, 0x100, RR | MRC_ACCESS_REMOTE_ONLY, -EINVAL },
 };
 
 static void mw_wr_desc(const struct mw_wr_case *c, char *desc)
@@ -606,11 +625,9 @@ static void mrc_exec_inv_type2_cycle(struct kunit *test)
 		if (i == 0)
 			KUNIT_EXPECT_EQ(test, mrc_dereg_mr(mr), -EBUSY);
 		/* The stale key does not invalidate; the current one does. */
-		KUNIT_ASSERT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn,
-						   mw_key(key, 1)), -ENOKEY);
+		KUNIT_ASSERT_EQ(test, mw_inv(test, mw_key(key, 1)), -ENOKEY);
 		mark = ctx->hw->log_len;
-		KUNIT_ASSERT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn,
-						   key), 0);
+		KUNIT_ASSERT_EQ(test, mw_inv(test, key), 0);
 		KUNIT_ASSERT_EQ(test, ctx->hw->log_len, mark + 1);
 		assert_mw_free(test, key);
 		KUNIT_ASSERT_EQ(test, atomic_read(&mr->num_mw), 0);
@@ -618,7 +635,7 @@ static void mrc_exec_inv_type2_cycle(struct kunit *test)
 
 	/* Invalidating a FREE window succeeds and writes nothing. */
 	mark = ctx->hw->log_len;
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, key), 0);
+	KUNIT_EXPECT_EQ(test, mw_inv(test, key), 0);
 	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&ctx->mdev->stats_mw_binds),
 			300LL);
@@ -639,24 +656,23 @@ static void mrc_exec_inv_rules(struct kunit *test)
 
 	mark = ctx->hw->log_len;
 	/* Only a QP of the window's PD invalidates it. */
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(mdev, ctx->pd2.pdn, key), -EPERM);
+	KUNIT_EXPECT_EQ(test, mrc_exec_inv(mdev, ctx->pd2.pdn, MW_QPN, key),
+			-EPERM);
 	/* Keys that are no fast-reg MR and no type 2 window. */
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(mdev, ctx->pd.pdn, mr->key),
+	KUNIT_EXPECT_EQ(test, mw_inv(test, mr->key),
 			-EINVAL);
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(mdev, ctx->pd.pdn,
-					   mdev->local_dma_lkey), -EINVAL);
+	KUNIT_EXPECT_EQ(test, mw_inv(test, mdev->local_dma_lkey), -EINVAL);
 	/* Keys that are not live. */
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(mdev, ctx->pd.pdn, 0), -ENOKEY);
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(mdev, ctx->pd.pdn,
-					   mw_key(key, 1)), -ENOKEY);
+	KUNIT_EXPECT_EQ(test, mw_inv(test, 0), -ENOKEY);
+	KUNIT_EXPECT_EQ(test, mw_inv(test, mw_key(key, 1)), -ENOKEY);
 	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
 	KUNIT_EXPECT_EQ(test, mw_ctx(test, key)->state, (u8)MRC_MKEY_VALID);
 
 	/* A failed write leaves the window bound. */
 	fake_hw_fail_next(ctx->hw, FAKE_HW_WRITE_MKEY, 1);
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(mdev, ctx->pd.pdn, key), -EIO);
+	KUNIT_EXPECT_EQ(test, mw_inv(test, key), -EIO);
 	KUNIT_EXPECT_EQ(test, atomic_read(&mr->num_mw), 1);
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(mdev, ctx->pd.pdn, key), 0);
+	KUNIT_EXPECT_EQ(test, mw_inv(test, key), 0);
 }
 
 static void mrc_dereg_mr_busy_with_windows(struct kunit *test)
@@ -684,19 +700,18 @@ static void mrc_dereg_mr_busy_with_windows(struct kunit *test)
 
 	/* IBA 10.6.7.2.6: neither deregistered nor invalidated. */
 	KUNIT_EXPECT_EQ(test, mrc_dealloc_frmr(fr), -EBUSY);
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, key),
+	KUNIT_EXPECT_EQ(test, mw_inv(test, key),
 			-EBUSY);
 	KUNIT_EXPECT_EQ(test, mw_ctx(test, key)->state, (u8)MRC_MKEY_VALID);
 
 	/* Still findable after the refused dealloc: a window unbinds. */
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn,
-					   mrc_mw_rkey(mw2)), 0);
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, key),
+	KUNIT_EXPECT_EQ(test, mw_inv(test, mrc_mw_rkey(mw2)), 0);
+	KUNIT_EXPECT_EQ(test, mw_inv(test, key),
 			-EBUSY);
 	/* Dealloc of the last bound window frees the MR. */
 	mw_dealloc(test, 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&fr->num_mw), 0);
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, key), 0);
+	KUNIT_EXPECT_EQ(test, mw_inv(test, key), 0);
 
 	/* A window over a FREE fast-reg MR is refused. */
 	KUNIT_EXPECT_EQ(test, mrc_mw_exec_bind(ctx->mdev, ctx->pd.pdn, MW_QPN,
@@ -730,7 +745,7 @@ static void mrc_dealloc_mw_bound(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, fake_hw_log_at(ctx->hw, mark),
 			FAKE_HW_INVALIDATE_MKEY);
 	KUNIT_EXPECT_EQ(test, mw_ctx(test, key)->state, (u8)MRC_MKEY_INVALID);
-	KUNIT_EXPECT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, key),
+	KUNIT_EXPECT_EQ(test, mw_inv(test, key),
 			-ENOKEY);
 	KUNIT_EXPECT_TRUE(test, assert_baseline(test, 0));
 }
@@ -780,6 +795,263 @@ static void mrc_bind_mw_fail_unchanged(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&a->num_mw), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&b->num_mw), 0);
 	KUNIT_EXPECT_EQ(test, mrc_dereg_mr(a), -EBUSY);
+}
+
+/* Bind type 2 window @mw over all of @mr on QP @qpn; the new rkey. */
+static u32 mw_bind2(struct kunit *test, struct mrc_mw *mw, struct mrc_mr *mr,
+		    u32 qpn)
+{
+	struct mw_test_ctx *ctx = test->priv;
+	u32 key = mw_key(mrc_mw_rkey(mw), 1);
+
+	KUNIT_ASSERT_EQ(test, mrc_mw_exec_bind(ctx->mdev, ctx->pd.pdn, qpn,
+					       key, mr->key, MW_IOVA, MW_LEN,
+					       RR), 0);
+	return key;
+}
+
+/* Is @key's entry marked as a window bound to a QP? */
+static bool mw_marked(struct kunit *test, u32 key)
+{
+	struct mw_test_ctx *ctx = test->priv;
+
+	return xa_get_mark(&ctx->mdev->mkeys, mrc_key_index(key),
+			   MRC_MKEY_MARK_QP);
+}
+
+/*
+ * A type 2B window belongs to its QP: a LOCAL_INV posted on, or a Send
+ * with Invalidate arriving at, another QP of the window's PD fails
+ * -EPERM and leaves it bound; its own QP invalidates it. A FREE window
+ * has no QP: any QP of the PD may "invalidate" it, which writes nothing.
+ */
+static void mrc_exec_inv_other_qp(struct kunit *test)
+{
+	struct mw_test_ctx *ctx = test->priv;
+	struct mrc_mr *mr = ctx->mrs[MR_FULL];
+	struct mrc_mw *mw = mw_alloc(test, 0, MRC_MW_TYPE_2);
+	u32 key = mw_bind2(test, mw, mr, MW_QPN);
+	unsigned int mark = ctx->hw->log_len;
+
+	KUNIT_EXPECT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, MW_QPN + 1,
+					   key), -EPERM);
+	KUNIT_EXPECT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, 0, key),
+			-EPERM);
+
+	/* Before its own QP: nothing written, still bound, MR still held. */
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+	assert_mw_bound(test, key, mr, MW_IOVA, MW_IOVA, MW_LEN, RR, MW_QPN);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mr->num_mw), 1);
+
+	KUNIT_EXPECT_EQ(test, mw_inv(test, key), 0);
+	assert_mw_free(test, key);
+	KUNIT_EXPECT_FALSE(test, mw_marked(test, key));
+
+	mark = ctx->hw->log_len;
+	KUNIT_EXPECT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, MW_QPN + 1,
+					   key), 0);
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+	KUNIT_EXPECT_TRUE(test, assert_baseline(test, 1));
+}
+
+/*
+ * A type 2 window's context names its QP, and 0 is "no QP" to the
+ * device: a Bind MW with QP 0 is refused before the device is touched.
+ * A type 1 window bound through a WR carries no QP and needs none.
+ */
+static void mrc_mw_exec_bind_type2_needs_qp(struct kunit *test)
+{
+	struct mw_test_ctx *ctx = test->priv;
+	struct mrc_mr *mr = ctx->mrs[MR_FULL];
+	struct mrc_mw *mw2 = mw_alloc(test, 0, MRC_MW_TYPE_2);
+	struct mrc_mw *mw1 = mw_alloc(test, 1, MRC_MW_TYPE_1);
+	u32 k2 = mrc_mw_rkey(mw2), k1 = mw_key(mrc_mw_rkey(mw1), 1);
+	unsigned int mark = ctx->hw->log_len;
+
+	KUNIT_EXPECT_EQ(test, mrc_mw_exec_bind(ctx->mdev, ctx->pd.pdn, 0,
+					       mw_key(k2, 1), mr->key,
+					       MW_IOVA, 0x100, RR), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+	KUNIT_EXPECT_EQ(test, mrc_mw_rkey(mw2), k2);
+	assert_mw_free(test, k2);
+
+	KUNIT_EXPECT_EQ(test, mrc_mw_exec_bind(ctx->mdev, ctx->pd.pdn, 0, k1,
+					       mr->key, MW_IOVA, 0x100, RR),
+			0);
+	assert_mw_bound(test, k1, mr, MW_IOVA, MW_IOVA, 0x100, RR, 0);
+	KUNIT_EXPECT_FALSE(test, mw_marked(test, k1));
+}
+
+/*
+ * QP MW_QPN is destroyed: its two type 2 windows go FREE under their
+ * keys, as an invalidation on it leaves them, and leave their MRs. A
+ * window of another QP and a type 1 window stay bound. The freed windows
+ * may be bound again on another QP, and the MR they left deregistered.
+ */
+static void mrc_mw_unbind_qp_frees_windows(struct kunit *test)
+{
+	struct mw_test_ctx *ctx = test->priv;
+	struct mrc_mr *a = ctx->mrs[MR_FULL], *b = ctx->mrs[MR_FULL2];
+	struct mrc_mw *mw0 = mw_alloc(test, 0, MRC_MW_TYPE_2);
+	struct mrc_mw *mw1 = mw_alloc(test, 1, MRC_MW_TYPE_2);
+	struct mrc_mw *mw2 = mw_alloc(test, 2, MRC_MW_TYPE_2);
+	struct mrc_mw *mw3 = mw_alloc(test, 3, MRC_MW_TYPE_1);
+	u32 k0, k1, k2, k3;
+	unsigned int mark;
+
+	k0 = mw_bind2(test, mw0, a, MW_QPN);
+	k1 = mw_bind2(test, mw1, b, MW_QPN);
+	k2 = mw_bind2(test, mw2, a, MW_QPN + 1);
+	KUNIT_ASSERT_EQ(test, mrc_bind_mw(mw3, a, MW_IOVA, 0x100, RR), 0);
+	k3 = mrc_mw_rkey(mw3);
+	KUNIT_EXPECT_TRUE(test, mw_marked(test, k0));
+	KUNIT_EXPECT_TRUE(test, mw_marked(test, k1));
+	KUNIT_EXPECT_TRUE(test, mw_marked(test, k2));
+	KUNIT_EXPECT_FALSE(test, mw_marked(test, k3));
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->num_mw), 3);
+	mark = ctx->hw->log_len;
+
+	KUNIT_EXPECT_EQ(test, mrc_mw_unbind_qp(ctx->mdev, MW_QPN), 0);
+
+	/* After: one context write per window of the QP; FREE, same keys. */
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark + 2);
+	KUNIT_EXPECT_EQ(test, fake_hw_log_at(ctx->hw, mark),
+			FAKE_HW_WRITE_MKEY);
+	KUNIT_EXPECT_EQ(test, fake_hw_log_at(ctx->hw, mark + 1),
+			FAKE_HW_WRITE_MKEY);
+	KUNIT_EXPECT_EQ(test, mrc_mw_rkey(mw0), k0);
+	KUNIT_EXPECT_EQ(test, mrc_mw_rkey(mw1), k1);
+	assert_mw_free(test, k0);
+	assert_mw_free(test, k1);
+	KUNIT_EXPECT_FALSE(test, mw_marked(test, k0) || mw_marked(test, k1));
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->num_mw), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&b->num_mw), 0);
+	assert_mw_bound(test, k2, a, MW_IOVA, MW_IOVA, MW_LEN, RR, MW_QPN + 1);
+	KUNIT_EXPECT_TRUE(test, mw_marked(test, k2));
+	assert_mw_bound(test, k3, a, MW_IOVA, MW_IOVA, 0x100, RR, 0);
+
+	/* Nothing is bound to the number any more: no device op. */
+	mark = ctx->hw->log_len;
+	KUNIT_EXPECT_EQ(test, mrc_mw_unbind_qp(ctx->mdev, MW_QPN), 0);
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+
+	k0 = mw_bind2(test, mw0, a, MW_QPN + 2);
+	assert_mw_bound(test, k0, a, MW_IOVA, MW_IOVA, MW_LEN, RR, MW_QPN + 2);
+	KUNIT_EXPECT_EQ(test, mrc_dereg_mr(b), 0);
+	ctx->mrs[MR_FULL2] = NULL;
+}
+
+/*
+ * While no window is bound to any QP the call returns at once, with no
+ * device op, for any number (0 included): type 1 windows are never
+ * marked, and an invalidated type 2 window loses its mark.
+ */
+static void mrc_mw_unbind_qp_nothing_bound(struct kunit *test)
+{
+	struct mw_test_ctx *ctx = test->priv;
+	struct mrc_mr *a = ctx->mrs[MR_FULL];
+	struct mrc_mw *mw1 = mw_alloc(test, 0, MRC_MW_TYPE_1);
+	struct mrc_mw *mw2 = mw_alloc(test, 1, MRC_MW_TYPE_2);
+	unsigned int mark;
+	u32 k2;
+
+	KUNIT_ASSERT_EQ(test, mrc_bind_mw(mw1, a, MW_IOVA, 0x100, RR), 0);
+	k2 = mw_bind2(test, mw2, a, MW_QPN);
+	KUNIT_ASSERT_EQ(test, mw_inv(test, k2), 0);
+	KUNIT_EXPECT_FALSE(test, xa_marked(&ctx->mdev->mkeys,
+					   MRC_MKEY_MARK_QP));
+
+	mark = ctx->hw->log_len;
+	KUNIT_EXPECT_EQ(test, mrc_mw_unbind_qp(ctx->mdev, MW_QPN), 0);
+	KUNIT_EXPECT_EQ(test, mrc_mw_unbind_qp(ctx->mdev, 0), 0);
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+	assert_mw_bound(test, mrc_mw_rkey(mw1), a, MW_IOVA, MW_IOVA, 0x100,
+			RR, 0);
+	assert_mw_free(test, k2);
+}
+
+/*
+ * A failed context write leaves that window bound to the number (the
+ * backend must then never reuse it) and is returned; the QP's other
+ * window is freed anyway, and a second call frees the one left.
+ */
+static void mrc_mw_unbind_qp_write_fails(struct kunit *test)
+{
+	struct mw_test_ctx *ctx = test->priv;
+	struct mrc_mr *a = ctx->mrs[MR_FULL], *b = ctx->mrs[MR_FULL2];
+	struct mrc_mw *mw0 = mw_alloc(test, 0, MRC_MW_TYPE_2);
+	struct mrc_mw *mw1 = mw_alloc(test, 1, MRC_MW_TYPE_2);
+	u32 k0 = mw_bind2(test, mw0, a, MW_QPN);
+	u32 k1 = mw_bind2(test, mw1, b, MW_QPN);
+	int valid;
+
+	fake_hw_fail_next(ctx->hw, FAKE_HW_WRITE_MKEY, 1);
+	KUNIT_EXPECT_EQ(test, mrc_mw_unbind_qp(ctx->mdev, MW_QPN), -EIO);
+
+	/* After: exactly one still VALID, marked, holding its MR. */
+	valid = (mw_ctx(test, k0)->state == MRC_MKEY_VALID) +
+		(mw_ctx(test, k1)->state == MRC_MKEY_VALID);
+	KUNIT_EXPECT_EQ(test, valid, 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->num_mw) +
+			      atomic_read(&b->num_mw), 1);
+	KUNIT_EXPECT_EQ(test, mw_marked(test, k0) + mw_marked(test, k1), 1);
+
+	KUNIT_EXPECT_EQ(test, mrc_mw_unbind_qp(ctx->mdev, MW_QPN), 0);
+	assert_mw_free(test, k0);
+	assert_mw_free(test, k1);
+	KUNIT_EXPECT_TRUE(test, assert_baseline(test, 2));
+}
+
+/*
+ * Windows bind to memory regions only: an indirect key is refused
+ * -EINVAL by both binds, so a window's walk stays window, MR, local DMA
+ * key (MRC_WALK_MAX_KEYS).
+ */
+static void mrc_bind_mw_indirect_refused(struct kunit *test)
+{
+	struct mw_test_ctx *ctx = test->priv;
+	struct mrc_mr *a = ctx->mrs[MR_FULL];
+	struct mrc_key_range r = { a->key, MW_IOVA, 0x1000 };
+	struct mrc_mw *mw1 = mw_alloc(test, 0, MRC_MW_TYPE_1);
+	struct mrc_mw *mw2 = mw_alloc(test, 1, MRC_MW_TYPE_2);
+	u32 k1 = mrc_mw_rkey(mw1), k2 = mrc_mw_rkey(mw2);
+	struct mrc_mr *ind;
+	unsigned int mark;
+
+	ctx->extra = mrc_reg_indirect(&ctx->pd, &r, 1, MW_IOVA, RR);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctx->extra);
+	ind = ctx->extra;
+	mark = ctx->hw->log_len;
+
+	KUNIT_EXPECT_EQ(test, mrc_bind_mw(mw1, ind, MW_IOVA, 0x100, RR),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, mrc_mw_exec_bind(ctx->mdev, ctx->pd.pdn, MW_QPN,
+					       mw_key(k2, 1), ind->key,
+					       MW_IOVA, 0x100, RR), -EINVAL);
+
+	/* After: nothing written, both windows FREE, the key unheld. */
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+	assert_mw_free(test, k1);
+	assert_mw_free(test, k2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ind->num_mw), 0);
+}
+
+/* REMOTE_ONLY is the device's: no registration takes it from a caller. */
+static void mrc_check_access_remote_only_refused(struct kunit *test)
+{
+	struct mw_test_ctx *ctx = test->priv;
+	struct mrc_key_range r = { ctx->mrs[MR_FULL]->key, MW_IOVA, 0x100 };
+	const u32 ro = MRC_ACCESS_REMOTE_ONLY;
+	unsigned int mark = ctx->hw->log_len;
+
+	KUNIT_EXPECT_EQ(test, mrc_check_access(RR | ro), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(mrc_reg_dma_mr(&ctx->pd, LW | ro)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(mrc_reg_indirect(&ctx->pd, &r, 1,
+						       MW_IOVA, RR | ro)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+	KUNIT_EXPECT_TRUE(test, assert_baseline(test, 0));
 }
 
 static int mw_test_init(struct kunit *test)
@@ -858,6 +1130,13 @@ static struct kunit_case mw_test_cases[] = {
 	KUNIT_CASE(mrc_exec_inv_rules),
 	KUNIT_CASE(mrc_dereg_mr_busy_with_windows),
 	KUNIT_CASE(mrc_dealloc_mw_bound),
+	KUNIT_CASE(mrc_exec_inv_other_qp),
+	KUNIT_CASE(mrc_mw_exec_bind_type2_needs_qp),
+	KUNIT_CASE(mrc_mw_unbind_qp_frees_windows),
+	KUNIT_CASE(mrc_mw_unbind_qp_nothing_bound),
+	KUNIT_CASE(mrc_mw_unbind_qp_write_fails),
+	KUNIT_CASE(mrc_bind_mw_indirect_refused),
+	KUNIT_CASE(mrc_check_access_remote_only_refused),
 	{}
 };
 

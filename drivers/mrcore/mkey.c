@@ -301,6 +301,63 @@ void mrc_mkey_set_variant(struct mrc_device *mdev, u32 key)
 EXPORT_SYMBOL_IF_KUNIT(mrc_mkey_set_variant);
 
 /**
+ * mrc_mkey_mark_qp - mark or unmark a key's owner as bound to a QP
+ * @mdev: registered device
+ * @key: a live key (its index is what counts)
+ * @bound: set (a type 2 window was bound) or clear (it left VALID)
+ *
+ * The mark lives in the key's xarray entry (MRC_MKEY_MARK_QP) and goes
+ * with it when the key is freed. The caller serialises marks of one
+ * index (the window's mutex).
+ *
+ * Context: process context; does not sleep.
+ */
+void mrc_mkey_mark_qp(struct mrc_device *mdev, u32 key, bool bound)
+{
+	if (bound)
+		xa_set_mark(&mdev->mkeys, mrc_key_index(key), MRC_MKEY_MARK_QP);
+	else
+		xa_clear_mark(&mdev->mkeys, mrc_key_index(key),
+			      MRC_MKEY_MARK_QP);
+}
+
+/**
+ * mrc_mkey_any_qp - is any key's owner marked as bound to a QP?
+ * @mdev: registered device
+ *
+ * Context: any context.
+ * Return: true if some entry carries MRC_MKEY_MARK_QP (a snapshot).
+ */
+bool mrc_mkey_any_qp(struct mrc_device *mdev)
+{
+	return xa_marked(&mdev->mkeys, MRC_MKEY_MARK_QP);
+}
+
+/**
+ * mrc_mkey_next_qp - the next owner marked as bound to a QP
+ * @mdev: registered device
+ * @index: in: the first index to look at; out: the index found
+ *
+ * Call under rcu_read_lock() and hold the owner before leaving the
+ * section, as for mrc_mkey_find(). Only windows are ever marked.
+ *
+ * Context: any context.
+ * Return: the owner, or NULL if no index from *@index on is marked.
+ */
+void *mrc_mkey_next_qp(struct mrc_device *mdev, u32 *index)
+{
+	unsigned long i = *index;
+	void *entry;
+
+	entry = xa_find(&mdev->mkeys, &i, mdev->caps.max_mkeys - 1,
+			MRC_MKEY_MARK_QP);
+	if (!entry)
+		return NULL;
+	*index = i;
+	return xa_untag_pointer(entry);
+}
+
+/**
  * mrc_mkey_owner - find the memory region that owns a live memory key
  * @mdev: registered device
  * @key: any 32-bit value, e.g. an lkey or rkey from the wire

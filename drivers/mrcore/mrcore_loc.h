@@ -83,12 +83,22 @@ enum mrc_mkey_kind {
 	MRC_MKEY_KIND_MW = 1,	/* struct mrc_mw (mw.c) */
 };
 
+/*
+ * Marks a type 2 window's entry while the window is bound to a QP, so
+ * that the windows of a destroyed QP are found without a scan of every
+ * key (XA_MARK_0 is the allocating xarray's free mark).
+ */
+#define MRC_MKEY_MARK_QP	XA_MARK_1
+
 int mrc_mkey_alloc_kind(struct mrc_device *mdev, void *owner,
 			enum mrc_mkey_kind kind, u32 *key);
 void *mrc_mkey_find(struct mrc_device *mdev, u32 key, enum mrc_mkey_kind *kind);
 void *mrc_mkey_find_index(struct mrc_device *mdev, u32 index,
 			  enum mrc_mkey_kind *kind);
 void mrc_mkey_set_variant(struct mrc_device *mdev, u32 key);
+void mrc_mkey_mark_qp(struct mrc_device *mdev, u32 key, bool bound);
+bool mrc_mkey_any_qp(struct mrc_device *mdev);
+void *mrc_mkey_next_qp(struct mrc_device *mdev, u32 *index);
 bool mrc_key_users_tryget(struct mrc_key_users *u);
 void mrc_key_users_put(struct mrc_key_users *u);
 void mrc_key_users_quiesce(struct mrc_key_users *u);

@@ -11,8 +11,19 @@
  *   type 1:  FREE/VALID --mrc_bind_mw(), length > 0-->  VALID (new variant)
  *            FREE/VALID --mrc_bind_mw(), length 0-->    FREE  (new variant)
  *   type 2:  FREE  --mrc_mw_exec_bind()-->  VALID  (the WR's variant, its QP)
- *            VALID --mrc_exec_inv()-->      FREE   (LOCAL_INV, Send with Inv.)
+ *            VALID --mrc_exec_inv()-->      FREE   (LOCAL_INV, Send with Inv.,
+ *                                                   on the window's QP)
+ *            VALID --mrc_mw_unbind_qp()-->  FREE   (its QP destroyed)
  *   both:    mrc_dealloc_mw(): INVALID, key freed
+ *
+ * Every window's context carries MRC_ACCESS_REMOTE_ONLY: the device
+ * serves remote accesses only through a window (IBA 10.6.7), never a
+ * local one through its key used as an lkey.
+ *
+ * A type 2 window bound to a QP is marked in the key xarray
+ * (MRC_MKEY_MARK_QP) until it leaves VALID, so mrc_mw_unbind_qp() finds
+ * a destroyed QP's windows without looking at every key, and does
+ * nothing at all while no window is bound to any QP.
  *
  * A window reserves two translation segments when it is allocated, so a
  * bind never allocates: the live context reaches one segment, a rebind
@@ -26,8 +37,10 @@
  * under it, so mrc_dereg_mr() and a fast-reg invalidation, which check
  * num_mw under the same mutex, see every window that reaches the MR.
  * num_mw drops, without the MR's mutex, only once the window's context no
- * longer reaches the MR. Windows and MRs found by key are held through
- * their struct mrc_key_users.
+ * longer reaches the MR. Windows and MRs found by key (or by the QP mark)
+ * are held through their struct mrc_key_users. Invalidation and
+ * mrc_mw_unbind_qp() take the window's mutex only: a backend may call
+ * them holding nothing but its own locks that mrcore never takes.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -37,6 +50,7 @@
 #include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "mrcore_loc.h"
@@ -118,6 +132,7 @@ static void mrc_mw_free_ctx(const struct mrc_mw *mw, u32 key,
 		.state = MRC_MKEY_FREE,
 		.access_mode = MRC_ACCESS_MODE_KLM,
 		.pdn = mw->pd->pdn,
+		.access = MRC_ACCESS_REMOTE_ONLY,
 		.xlt_offset = mw->xlt.offset,
 	};
 }
@@ -302,6 +317,9 @@ static int mrc_mw_check_bind(const struct mrc_mw *mw,
 		/* IBA o10-37.2.40: it is not unbound by a zero-length bind. */
 		if (!b->length)
 			return -EINVAL;
+		/* qpn 0 is "no QP" to the device: it would serve every QP. */
+		if (!b->qpn)
+			return -EINVAL;
 	}
 	return 0;
 }
@@ -314,6 +332,13 @@ static int mrc_mw_check_mr(const struct mrc_mw *mw, const struct mrc_mr *mr,
 
 	/* FMRs remap without a REG_MR's ordering: no windows on them. */
 	if (mr->type == MRC_MR_FMR)
+		return -EINVAL;
+	/*
+	 * Windows bind to memory regions only, so a window's walk stays
+	 * within 3 keys (MRC_WALK_MAX_KEYS). Indirect keys never carry
+	 * MW_BIND either; this names the rule where it matters.
+	 */
+	if (mr->type == MRC_MR_INDIRECT)
 		return -EINVAL;
 	/* The MR is usable: a fast-reg MR must be VALID. */
 	if (mrc_mr_state(mr) != MRC_MKEY_VALID)
@@ -407,7 +432,8 @@ static int mrc_mw_bind_locked(struct mrc_mw *mw, struct mrc_mr *mr,
 		.state = MRC_MKEY_VALID,
 		.access_mode = MRC_ACCESS_MODE_KLM,
 		.pdn = mw->pd->pdn,
-		.access = b->access & MRC_ACCESS_HW_MASK,
+		.access = (b->access & MRC_ACCESS_HW_MASK) |
+			  MRC_ACCESS_REMOTE_ONLY,
 		.iova = b->access & MRC_ACCESS_ZERO_BASED ? 0 : b->addr,
 		.length = b->length,
 		.xlt_offset = offset,
@@ -428,6 +454,9 @@ static int mrc_mw_bind_locked(struct mrc_mw *mw, struct mrc_mr *mr,
 	mw->qpn = ctx.qpn;
 	mw->half = half;
 	mw->state = MRC_MKEY_VALID;
+	/* Found by mrc_mw_unbind_qp() until it leaves VALID. */
+	if (mw->type == MRC_MW_TYPE_2)
+		mrc_mkey_mark_qp(mdev, b->key, true);
 	mrc_mw_leave(old);
 	return 0;
 }
@@ -499,11 +528,11 @@ static int mrc_mw_bind_mr(struct mrc_mw *mw, struct mrc_mr *mr, u32 mr_key,
  * Return: 0; -EINVAL if @mw is not type 1, @access has a bit other than
  * the remote rights (ZERO_BASED included), @length is above
  * MRC_MW_MAX_LENGTH, @mr is NULL with a length, of another device, an
- * FMR, or a fast-reg MR that is not VALID; -EPERM if @mr is of another PD,
- * lacks MRC_ACCESS_MW_BIND, or lacks LOCAL_WRITE while the window would
- * grant REMOTE_WRITE or REMOTE_ATOMIC; -ERANGE if the window is not
- * inside [@mr->iova, @mr->iova + @mr->length); or the error of a backend
- * op. On any error the window is as it was.
+ * FMR, an indirect key, or a fast-reg MR that is not VALID; -EPERM if @mr
+ * is of another PD, lacks MRC_ACCESS_MW_BIND, or lacks LOCAL_WRITE while
+ * the window would grant REMOTE_WRITE or REMOTE_ATOMIC; -ERANGE if the
+ * window is not inside [@mr->iova, @mr->iova + @mr->length); or the error
+ * of a backend op. On any error the window is as it was.
  */
 int mrc_bind_mw(struct mrc_mw *mw, struct mrc_mr *mr, u64 addr, u64 length,
 		u32 access)
@@ -582,7 +611,7 @@ static int mrc_mw_exec_bind_locked(struct mrc_mw *mw, u32 pdn, u32 mr_key,
  * mrc_mw_exec_bind - execute a Bind MW work request, as the device
  * @mdev: registered device
  * @pdn: PD number of the executing QP
- * @qpn: number of the executing QP; a type 2 window is bound to it
+ * @qpn: number of the executing QP, not 0; a type 2 window is bound to it
  * @mw_key: the window's index with the variant the consumer chose for the
  *	new rkey (the same as the current one is allowed, IBA)
  * @mr_key: the MR's current key (lkey); ignored for a zero-length bind
@@ -606,14 +635,14 @@ static int mrc_mw_exec_bind_locked(struct mrc_mw *mw, u32 pdn, u32 mr_key,
  * the drain of a rebind).
  * Return: 0; -ENOKEY if no window has that index (or it is being
  * deallocated), or @mr_key is not live; -EINVAL if the index is not a
- * window's, @mr_key names no MR or an FMR (or the local DMA key), the
- * access or length is refused, a type 1 window is asked to be
- * zero-based, a type 2 window is not FREE or asked for length 0, or a
- * fast-reg MR is not VALID; -EPERM if @pdn is not the window's PD, the MR
- * is of another PD, lacks MRC_ACCESS_MW_BIND, or lacks LOCAL_WRITE for a
- * window granting REMOTE_WRITE or REMOTE_ATOMIC; -ERANGE if the window is
- * not inside the MR; or the error of a backend op. On any error the
- * window is as it was.
+ * window's, @mr_key names no MR, an FMR or an indirect key (or the local
+ * DMA key), the access or length is refused, a type 1 window is asked to
+ * be zero-based, a type 2 window is not FREE or asked for length 0 or
+ * QP 0, or a fast-reg MR is not VALID; -EPERM if @pdn is not the
+ * window's PD, the MR is of another PD, lacks MRC_ACCESS_MW_BIND, or lacks
+ * LOCAL_WRITE for a window granting REMOTE_WRITE or REMOTE_ATOMIC;
+ * -ERANGE if the window is not inside the MR; or the error of a backend
+ * op. On any error the window is as it was.
  */
 int mrc_mw_exec_bind(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 mw_key,
 		     u32 mr_key, u64 addr, u64 length, u32 access)
@@ -644,13 +673,39 @@ int mrc_mw_exec_bind(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 mw_key,
 }
 EXPORT_SYMBOL_GPL(mrc_mw_exec_bind);
 
-/* The checked invalidation of a held window, under its mutex. */
-static int mrc_mw_inv_locked(struct mrc_mw *mw, u32 pdn, u32 key)
+/*
+ * A VALID type 2 window goes FREE under its current key: its context is
+ * written FREE (write_mkey returns once no access through the VALID
+ * context is running), then it leaves its MR and loses its QP mark.
+ */
+static int mrc_mw_free_locked(struct mrc_mw *mw)
 {
+	struct mrc_device *mdev = mw->mdev;
 	struct mrc_mkey_ctx ctx;
 	struct mrc_mr *old;
 	int ret;
 
+	lockdep_assert_held(&mw->lock);
+
+	mrc_mw_free_ctx(mw, mw->key, &ctx);
+	ret = mdev->ops->write_mkey(mdev, mrc_key_index(mw->key), &ctx);
+	if (ret)
+		return ret;
+
+	old = mw->mr;
+	mw->mr = NULL;
+	mw->length = 0;
+	mw->access = 0;
+	mw->qpn = 0;
+	mw->state = MRC_MKEY_FREE;
+	mrc_mkey_mark_qp(mdev, mw->key, false);
+	mrc_mw_leave(old);
+	return 0;
+}
+
+/* The checked invalidation of a held window, under its mutex. */
+static int mrc_mw_inv_locked(struct mrc_mw *mw, u32 pdn, u32 qpn, u32 key)
+{
 	lockdep_assert_held(&mw->lock);
 
 	/* A bind may have moved the key on since the lookup. */
@@ -665,25 +720,19 @@ static int mrc_mw_inv_locked(struct mrc_mw *mw, u32 pdn, u32 key)
 	/* Invalidating a Free window is allowed and changes nothing. */
 	if (mw->state == MRC_MKEY_FREE)
 		return 0;
-
-	mrc_mw_free_ctx(mw, key, &ctx);
-	/* Returns once no access through the VALID context is running. */
-	ret = mw->mdev->ops->write_mkey(mw->mdev, mrc_key_index(key), &ctx);
-	if (ret)
-		return ret;
-
-	old = mw->mr;
-	mw->mr = NULL;
-	mw->length = 0;
-	mw->access = 0;
-	mw->qpn = 0;
-	mw->state = MRC_MKEY_FREE;
-	mrc_mw_leave(old);
-	return 0;
+	/*
+	 * A type 2B window belongs to the QP it was bound on, which alone
+	 * reaches it: a LOCAL_INV posted on that QP, a Send with Invalidate
+	 * arriving on it. (rxe compares the QP on access only.)
+	 */
+	if (qpn != mw->qpn)
+		return -EPERM;
+	return mrc_mw_free_locked(mw);
 }
 
 /* Invalidate the window that owns exactly @key. */
-static int mrc_mw_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key)
+static int mrc_mw_exec_inv(struct mrc_device *mdev, u32 pdn, u32 qpn,
+			   u32 key)
 {
 	struct mrc_mw *mw;
 	int ret;
@@ -693,8 +742,8 @@ static int mrc_mw_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key)
 		return PTR_ERR(mw) == -EINVAL ? -ENOKEY : PTR_ERR(mw);
 
 	mutex_lock(&mw->lock);
-	ret = mrc_mw_inv_locked(mw, pdn, key);
-	mrc_dbg_mw(mw, "key 0x%08x pdn %u: %d\n", key, pdn, ret);
+	ret = mrc_mw_inv_locked(mw, pdn, qpn, key);
+	mrc_dbg_mw(mw, "key 0x%08x pdn %u qpn %u: %d\n", key, pdn, qpn, ret);
 	mutex_unlock(&mw->lock);
 	mrc_key_users_put(&mw->users);
 	return ret;
@@ -705,28 +754,31 @@ static int mrc_mw_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key)
  * @mdev: registered device
  * @pdn: PD number of the executing QP (LOCAL_INV), or of the QP a Send
  *	with Invalidate arrived on
+ * @qpn: number of that QP: the requester's for LOCAL_INV, the
+ *	responder's for Send with Invalidate. A type 2 window is
+ *	invalidated only by the QP it is bound to; unused for a fast-reg MR
  * @key: the key to invalidate, any 32-bit value
  *
  * The backend's engine calls this for LOCAL_INV and Send with Invalidate.
  * The key must be live with exactly this variant. A fast-reg MR's key is
  * invalidated as by mrc_frmr_exec_inv() (VALID -> FREE; -EBUSY while
  * windows are bound). A type 2 window's key moves the window VALID ->
- * FREE: its context is written FREE under the same key (write_mkey
+ * FREE when @qpn is the QP it is bound to (a type 2B window belongs to
+ * that QP): its context is written FREE under the same key (write_mkey
  * returns once no access through the VALID context is running), the
  * window leaves its MR (whose num_mw drops) and the rkey is invalid until
- * the next bind. A FREE MR or window is left as it is, with success. The
- * QP a type 2 window is bound to is not compared: the device checks it on
- * every access, and an invalidation names the window by key and PD only.
- * Allocates nothing.
+ * the next bind. A FREE MR or window is left as it is, with success, on
+ * any QP of its PD. Allocates nothing.
  *
  * Context: process context; may sleep (the owner's mutex, the drain).
  * Return: 0; -ENOKEY if @key is not live (unknown index, stale variant,
  * owner being freed); -EINVAL for the key of a type 1 window, of a memory
  * region that is not fast-reg, or the local DMA key; -EPERM if @pdn is not
- * the owner's PD; -EBUSY for a fast-reg MR with windows bound; or the
- * error of ops->write_mkey, after which the key is still VALID.
+ * the owner's PD, or a VALID type 2 window is bound to a QP other than
+ * @qpn; -EBUSY for a fast-reg MR with windows bound; or the error of
+ * ops->write_mkey, after which the key is still VALID.
  */
-int mrc_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key)
+int mrc_exec_inv(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 key)
 {
 	enum mrc_mkey_kind kind;
 	void *owner;
@@ -741,7 +793,97 @@ int mrc_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key)
 		return -ENOKEY;
 	/* Each path looks the key up again and holds what it finds. */
 	if (kind == MRC_MKEY_KIND_MW)
-		return mrc_mw_exec_inv(mdev, pdn, key);
+		return mrc_mw_exec_inv(mdev, pdn, qpn, key);
 	return mrc_frmr_exec_inv(mdev, pdn, key);
 }
 EXPORT_SYMBOL_GPL(mrc_exec_inv);
+
+/*
+ * The next window marked as bound to a QP from *@index on, held; NULL
+ * when none is left. A window being deallocated cannot be held: its
+ * deallocation either frees the key (and the mark with it) or fails and
+ * makes the window findable again, so it is looked for again until one
+ * of the two has happened.
+ */
+static struct mrc_mw *mrc_mw_next_qp(struct mrc_device *mdev, u32 *index)
+{
+	struct mrc_mw *mw;
+	bool held;
+
+	for (;;) {
+		rcu_read_lock();
+		mw = mrc_mkey_next_qp(mdev, index);
+		held = !mw || mrc_key_users_tryget(&mw->users);
+		rcu_read_unlock();
+		if (held)
+			return mw;
+		cond_resched();
+	}
+}
+
+/* Free a held @mw if it is still a VALID type 2 window bound to @qpn. */
+static int mrc_mw_unbind_qp_one(struct mrc_mw *mw, u32 qpn)
+{
+	int ret;
+
+	mutex_lock(&mw->lock);
+	if (mw->type != MRC_MW_TYPE_2 || mw->state != MRC_MKEY_VALID ||
+	    mw->qpn != qpn) {
+		mutex_unlock(&mw->lock);
+		return 0;
+	}
+	ret = mrc_mw_free_locked(mw);
+	mrc_dbg_mw(mw, "qpn %u destroyed: %d\n", qpn, ret);
+	mutex_unlock(&mw->lock);
+	return ret;
+}
+
+/**
+ * mrc_mw_unbind_qp - free the type 2 windows bound to a destroyed QP
+ * @mdev: registered device
+ * @qpn: the number of a QP being destroyed
+ *
+ * A type 2 window's context names its QP by number, and numbers are
+ * reused: a later QP with @qpn would inherit the windows still bound to
+ * it. The backend calls this when it destroys a QP, after the QP's work
+ * requests have stopped executing (no Bind MW with @qpn runs or starts)
+ * and no access can arrive on it, and before @qpn can be given to
+ * another QP. Every window bound to @qpn moves VALID -> FREE exactly as
+ * an invalidation on that QP would move it (mrc_exec_inv()): its context
+ * is written FREE under its current key, write_mkey returns once no
+ * access through the VALID context is running, and the window leaves its
+ * MR (whose num_mw drops). The consumer may then bind it again on
+ * another QP, or deallocate it. FREE rather than INVALID: rxe keeps such
+ * a window until it is invalidated (it holds the QP object, so the
+ * number is not reused meanwhile) and its invalidation leaves it FREE;
+ * here only the destroyed QP could invalidate it, so its destruction
+ * does. Windows are found through their QP mark, not by a scan of every
+ * key; while no window is bound to any QP this returns at once.
+ *
+ * Context: process context; may sleep (each window's mutex, the drains).
+ * Takes the windows' mutexes only, never an MR's: the caller may hold
+ * any lock of its own that mrcore never takes.
+ * Return: 0 (also for @qpn 0, which no window is bound to); or the first
+ * error of ops->write_mkey, after which the windows it failed on are
+ * still VALID and bound to @qpn: the caller must then never give @qpn to
+ * another QP. The other windows are freed in any case.
+ */
+int mrc_mw_unbind_qp(struct mrc_device *mdev, u32 qpn)
+{
+	struct mrc_mw *mw;
+	u32 index = 1;
+	int ret, err = 0;
+
+	if (!qpn || !mrc_mkey_any_qp(mdev))
+		return 0;
+
+	while ((mw = mrc_mw_next_qp(mdev, &index))) {
+		ret = mrc_mw_unbind_qp_one(mw, qpn);
+		mrc_key_users_put(&mw->users);
+		if (ret && !err)
+			err = ret;
+		index++;
+	}
+	return err;
+}
+EXPORT_SYMBOL_GPL(mrc_mw_unbind_qp);

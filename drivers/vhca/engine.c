@@ -607,7 +607,7 @@ static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
 		break;
 	case IB_WR_SEND_WITH_INV:
-		err = vhca_exec_inv(peer->vdev, rqp->pdn,
+		err = vhca_exec_inv(peer->vdev, rqp->pdn, rqp->ibqp.qp_num,
 				    wqe->ex.invalidate_rkey);
 		if (err) {
 			vhca_rq_complete(rqp, rwqe->wr_id,
@@ -847,7 +847,8 @@ static enum ib_wc_status vhca_exec_local(struct vhca_qp *qp,
 
 	switch (wqe->opcode) {
 	case IB_WR_LOCAL_INV:
-		err = vhca_exec_inv(qp->vdev, qp->pdn, wqe->ex.invalidate_rkey);
+		err = vhca_exec_inv(qp->vdev, qp->pdn, qp->ibqp.qp_num,
+				    wqe->ex.invalidate_rkey);
 		return err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 	case IB_WR_BIND_MW:
 		err = vhca_exec_bind_mw(qp->vdev, qp->pdn, qp->ibqp.qp_num,

@@ -275,24 +275,27 @@ int vhca_exec_reg_mr(struct vhca_dev *vdev, u32 pdn, struct ib_mr *ibmr,
  * vhca_exec_inv - execute LOCAL_INV or a received Send with Invalidate
  * @vdev: the device that holds @key
  * @pdn: PD number of the executing (or receiving) QP
+ * @qpn: number of that QP: the requester for LOCAL_INV, the responder a
+ *	Send with Invalidate arrived on
  * @key: the key to invalidate: a fast-reg MR's or a type 2 window's
  *
  * Moves the context of @key from VALID to FREE, once the device's
  * accesses through it have drained; a FREE MR stays FREE. A type 2
  * window's rkey stops working the same way, and the window no longer
- * holds its MR.
+ * holds its MR; only the QP the window is bound to invalidates it.
  *
  * Context: the engine's worker; may sleep (the MR's mutex, the drain).
  * Return: 0, or the error of mrc_exec_inv(): -ENOKEY for a key that is
  * not live (stale variant included), -EINVAL for a key that is neither a
  * fast-reg MR's nor a type 2 window's (a type 1 window's included),
- * -EPERM for another PD, -EBUSY for an MR with windows bound. The engine
+ * -EPERM for another PD or a type 2 window bound to another QP, -EBUSY
+ * for an MR with windows bound. The engine
  * fails the WR on any of them (IB_WC_LOC_PROT_ERR for LOCAL_INV; the
  * responder's IB_WC_REM_INV_REQ_ERR for Send with Invalidate).
  */
-int vhca_exec_inv(struct vhca_dev *vdev, u32 pdn, u32 key)
+int vhca_exec_inv(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key)
 {
-	return mrc_exec_inv(&vdev->mdev, pdn, key);
+	return mrc_exec_inv(&vdev->mdev, pdn, qpn, key);
 }
 
 /**

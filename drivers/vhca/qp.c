@@ -838,16 +838,51 @@ out_release_qpn:
 	return err;
 }
 
+/*
+ * The QP is gone from the engine's sight: free the type 2 memory windows
+ * bound to its number, then release the number.
+ *
+ * A window's context names its QP by number (xa_alloc_cyclic() hands
+ * numbers out again), so a later QP with this number would inherit them.
+ * vhca_destroy_qp() unpublished the QP by turning its slot into a
+ * reservation, not by erasing it: from then on no lookup routes to the QP
+ * (no access through a window can arrive on it) and no create_qp can get
+ * the number. Once its engine is stopped for the last time, no Bind MW of
+ * this QP runs or starts either, so mrc_mw_unbind_qp() misses no window,
+ * and only after it has freed them all is the number free for reuse. The
+ * caller holds no lock here (mrcore takes the windows' mutexes and waits
+ * for the walkers inside their slots). Should a window's context write
+ * fail, the window is still bound to the number: keep the number
+ * reserved for the device's lifetime rather than hand it to a new QP.
+ */
+static void vhca_qpn_retire(struct vhca_qp *qp)
+{
+	struct vhca_dev *vdev = qp->vdev;
+	u32 qpn = qp->ibqp.qp_num;
+	int err;
+
+	err = mrc_mw_unbind_qp(&vdev->mdev, qpn);
+	if (err) {
+		ibdev_err(&vdev->ibdev,
+			  "QP %u: memory windows still bound (%d): number not reused\n",
+			  qpn, err);
+		return;
+	}
+	xa_release(&vdev->qps, qpn);
+}
+
 /**
  * vhca_destroy_qp - destroy a queue pair
  * @ibqp: the QP
  * @udata: unused: kernel QPs only
  *
- * Unpublishes the QP, stops its engine work, then waits for every
- * reference the engine took through vhca_qp_get() (requesters executing
- * against this QP as responder) before freeing the queues. WQEs still
- * queued are dropped without completions. May sleep. ib_core frees the
- * QP itself when this returns.
+ * Unpublishes the QP (its number stays reserved), stops its engine work,
+ * then waits for every reference the engine took through vhca_qp_get()
+ * (requesters executing against this QP as responder) before freeing the
+ * queues. WQEs still queued are dropped without completions. Type 2
+ * memory windows bound to the QP go FREE (mrc_mw_unbind_qp()) before its
+ * number can be reused. May sleep. ib_core frees the QP itself when this
+ * returns.
  *
  * Return: 0.
  */
@@ -857,10 +892,15 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct vhca_qp *found;
 	unsigned long flags;
 
-	found = xa_erase(&qp->vdev->qps, ibqp->qp_num);
+	/*
+	 * In an allocating xarray a NULL store leaves the slot reserved:
+	 * lookups see no QP, allocations skip the number. The slot exists,
+	 * so nothing is allocated and the store cannot fail.
+	 */
+	found = xa_store(&qp->vdev->qps, ibqp->qp_num, NULL, GFP_KERNEL);
 	WARN_ON(found != qp);
 	/*
-	 * A lookup that loaded @qp before the erase is inside an RCU read
+	 * A lookup that loaded @qp before the store is inside an RCU read
 	 * section until its refcount_inc_not_zero(), which cannot fail
 	 * while the table's reference stands. Past this grace period every
 	 * such lookup holds its reference, which the wait below covers, and
@@ -881,6 +921,7 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * this stop is the last.
 	 */
 	vhca_engine_qp_stop(qp);
+	vhca_qpn_retire(qp);
 
 	if (!qp->srq)
 		vhca_rq_fini(&qp->rq);

@@ -87,15 +87,17 @@ int vhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
  * @ibmr's page list (or SG_GAPS range list) into its translation entries
  * and then its context (key @key, @access, VALID) into device memory;
  * LOCAL_INV and remote invalidation move the context of @key (a fast-reg
- * MR's or a type 2 window's) to FREE; IB_WR_BIND_MW binds a type 2
- * window to an MR and to the QP @qpn. @pdn is the executing QP's PD.
+ * MR's or a type 2 window's, the latter on the window's own QP @qpn only)
+ * to FREE; IB_WR_BIND_MW binds a type 2 window to an MR and to the QP
+ * @qpn. @pdn and @qpn are the executing QP's (the responder's for a Send
+ * with Invalidate).
  * Return: 0 or a negative errno the engine turns into a completion
  * status (IB_WC_MW_BIND_ERR for REG_MR and BIND_MW, IB_WC_LOC_PROT_ERR or
  * IB_WC_REM_INV_REQ_ERR for invalidation).
  */
 int vhca_exec_reg_mr(struct vhca_dev *vdev, u32 pdn, struct ib_mr *ibmr,
 		     u32 key, int access);
-int vhca_exec_inv(struct vhca_dev *vdev, u32 pdn, u32 key);
+int vhca_exec_inv(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key);
 int vhca_exec_bind_mw(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 mw_key,
 		      u32 mr_key, u64 addr, u64 length, u32 access);
 

@@ -109,6 +109,15 @@ enum mrc_access_mode {
 #define MRC_ACCESS_REMOTE_READ		BIT(2)
 #define MRC_ACCESS_REMOTE_ATOMIC	BIT(3)
 #define MRC_ACCESS_MW_BIND		BIT(4)
+/*
+ * Device-only: mrcore sets it on the context of every memory window and
+ * never accepts it from a caller (mrc_check_access() and the window
+ * binds refuse it). IBA 10.6.7: a window grants remote access only, so
+ * the device refuses a local access (the key used as an lkey) through a
+ * context that carries it. Above every ib_access_flags bit, the optional
+ * range (bits 20..29) included.
+ */
+#define MRC_ACCESS_REMOTE_ONLY		BIT(30)
 
 /**
  * struct mrc_mkey_ctx - the CPU form of one mkey context
@@ -116,7 +125,8 @@ enum mrc_access_mode {
  * @state: enum mrc_mkey_state
  * @access_mode: enum mrc_access_mode
  * @pdn: PD number, or MRC_PDN_ANY
- * @access: MRC_ACCESS_* bits
+ * @access: MRC_ACCESS_* bits: those of MRC_ACCESS_HW_MASK, plus
+ *	MRC_ACCESS_REMOTE_ONLY on a memory window's context
  * @page_shift: log2 of the MTT page size (MTT mode only)
  * @iova: first I/O virtual address the key covers
  * @length: bytes covered; U64_MAX means "all addresses" (PA mode)
@@ -545,17 +555,21 @@ int mrc_frmr_exec_reg_klm(struct mrc_mr *mr, u32 key, u64 iova,
 
 /*
  * Invalidation as the device executes it (LOCAL_INV, Send with
- * Invalidate): the key of a fast-reg MR (as mrc_frmr_exec_inv()) or of a
- * type 2 memory window; anything else fails (a type 1 window: -EINVAL).
+ * Invalidate): the key of a fast-reg MR (as mrc_frmr_exec_inv(), @qpn
+ * unused) or of a type 2 memory window, which only the QP it is bound to
+ * invalidates; anything else fails (a type 1 window: -EINVAL).
  */
-int mrc_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key);
+int mrc_exec_inv(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 key);
 
 /*
  * Memory windows (IBA 10.6.7): type 1 bound by mrc_bind_mw(), type 2 (2B:
  * bound to one QP) bound by the engine executing a Bind MW work request
  * with mrc_mw_exec_bind(). A bound window's context is a KLM-mode key
  * over the MR's key, so every access through it is walked through the
- * MR's context and table; a type 2 window's context carries its QP.
+ * MR's context and table; a type 2 window's context carries its QP, and
+ * a backend destroying a QP frees the windows bound to it with
+ * mrc_mw_unbind_qp() before the QP's number can be reused. Every
+ * window's context carries MRC_ACCESS_REMOTE_ONLY.
  * Documentation/mrcore/windows.rst has the rules and errnos.
  */
 enum mrc_mw_type {
@@ -585,6 +599,7 @@ int mrc_bind_mw(struct mrc_mw *mw, struct mrc_mr *mr, u64 addr, u64 length,
 		u32 access);
 int mrc_mw_exec_bind(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 mw_key,
 		     u32 mr_key, u64 addr, u64 length, u32 access);
+int mrc_mw_unbind_qp(struct mrc_device *mdev, u32 qpn);
 
 /*
  * Indirect keys (the UMR/KLM model): one key over a list of ranges of
@@ -598,7 +613,11 @@ int mrc_mw_exec_bind(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 mw_key,
  * The most contexts a device walk resolves for one access: the indirect
  * levels, the memory region at the bottom, and the local DMA key when
  * that region is itself KLM mode (SG_GAPS, a KLM-mode physical MR). A
- * window's walk is shorter: window, MR, local DMA key.
+ * window's walk is shorter, at most 3: the window, the memory region it
+ * is bound to, and the local DMA key under a KLM-mode region. Windows
+ * never sit above an indirect key, nor an indirect key above a window:
+ * a bind refuses indirect keys and mrc_reg_indirect() refuses windows
+ * (-EINVAL both).
  */
 #define MRC_WALK_MAX_KEYS	(MRC_INDIRECT_MAX_DEPTH + 2)
 
