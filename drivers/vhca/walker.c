@@ -18,7 +18,8 @@
  *  3. rights: local reads are always allowed; local writes need
  *     LOCAL_WRITE, remote reads REMOTE_READ, remote writes REMOTE_WRITE;
  *     a context of MRC_PDN_ANY (the local DMA key) serves local access
- *     only; else -EPERM;
+ *     only, and one carrying MRC_ACCESS_REMOTE_ONLY (a memory window)
+ *     remote access only; else -EPERM;
  *  4. QP: a context bound to a QP (a type 2 window, ctx.qpn != 0) admits
  *     a remote access only on that QP (the responder's number; 0, "no
  *     QP", matches none), else -EPERM;
@@ -38,9 +39,13 @@
  * and 6-8 (its own address space; a write still needs the W bit of its
  * MTT entries). In place of rules 2 and 3 a nested key must be of the PD
  * of the context that named it, or be the local DMA key, whose PA
- * context makes the entry's address a DMA address (-EPERM). Rights are
- * the named key's alone: a window grants its own, and the MR beneath
- * needs none of them (mrcore checked MW_BIND when it bound the window).
+ * context makes the entry's address a DMA address (-EPERM); a local
+ * access still never passes through a REMOTE_ONLY context. Rights are
+ * checked for the key the requester named only: a window grants its
+ * own, and the MR beneath needs none of them (mrcore checked MW_BIND when
+ * it bound the window); the rights of the keys an indirect key names
+ * were checked by mrcore when it registered the indirect key, not by
+ * this walk.
  * A walk goes at most VHCA_WALK_MAX_DEPTH keys deep, the key the
  * requester named included; a deeper one fails -EINVAL, so the
  * recursion is bounded whatever device memory holds (a KLM entry naming
@@ -69,15 +74,17 @@
 #include "vhca_loc.h"
 
 /*
- * The levels of the deepest walk: a memory window, the indirect keys
- * beneath it, the MR they end in, and the local DMA key under a KLM-mode
- * MR (SG_GAPS). Each level holds a context on the stack, so the bound is
- * also the walk's stack budget.
+ * The levels of the deepest walk mrcore builds: the indirect keys, the MR
+ * they end in, and the local DMA key under a KLM-mode MR (SG_GAPS). A
+ * window's walk is at most 3 keys (window, MR, local DMA key): mrcore
+ * binds windows to memory regions only and never lets an indirect key
+ * name a window. VHCA_WALK_MAX_DEPTH leaves one level more. Each level
+ * holds a context on the stack, so the bound is also the walk's stack
+ * budget.
  */
-static_assert(VHCA_WALK_MAX_DEPTH >= 1 + MRC_INDIRECT_MAX_DEPTH + 1 + 1,
-	      "a window over the deepest indirect key must be walkable");
-static_assert(VHCA_WALK_MAX_DEPTH >= 1 + MRC_WALK_MAX_KEYS,
-	      "every walk mrcore builds, under a window, must fit");
+static_assert(VHCA_WALK_MAX_DEPTH >= MRC_WALK_MAX_KEYS,
+	      "every walk mrcore builds must fit");
+static_assert(MRC_WALK_MAX_KEYS >= 3, "a window's walk must fit");
 static_assert(VHCA_WALK_MAX_DEPTH <= 8, "the walk recurses once per level");
 
 /**
@@ -377,6 +384,19 @@ static int vhca_check_rights(const struct vhca_walk *w,
 }
 
 /*
+ * IBA 10.6.7: a memory window's key is an rkey only. Checked at every
+ * level, so that no local access passes through a window however the
+ * keys above it are built.
+ */
+static int vhca_check_remote_only(const struct vhca_walk *w,
+				  const struct mrc_mkey_ctx *ctx)
+{
+	if ((ctx->access & MRC_ACCESS_REMOTE_ONLY) && !vhca_dir_remote(w->dir))
+		return -EPERM;
+	return 0;
+}
+
+/*
  * A key a KLM entry of @parent names: the local DMA key, or a key of
  * @parent's PD (never MRC_PDN_ANY: only the local DMA key has it).
  */
@@ -430,6 +450,8 @@ static int vhca_walk_ctx(struct vhca_walk *w, u32 key,
 		err = vhca_check_nested(w, key, ctx, parent);
 	else
 		err = vhca_check_rights(w, ctx);
+	if (!err)
+		err = vhca_check_remote_only(w, ctx);
 	if (!err)
 		err = vhca_check_qp(w, ctx);
 	if (err)
@@ -525,9 +547,10 @@ int vhca_access(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key, u64 iova,
  * Return: 0; -ENODEV if @ibdev is not a vhca; -ENOKEY for a key whose
  * context is not VALID or whose variant differs (a nested key's
  * included); -EPERM for a PD mismatch (a nested key of another PD
- * included), a missing right, or a remote access through a type 2
- * window; -ERANGE when [@iova, @iova + @len) is outside the key (or a
- * piece outside a nested key) or wraps; -EFAULT for a translation entry
+ * included), a missing right, a local access through a memory window
+ * (MRC_ACCESS_REMOTE_ONLY), or a remote access through a type 2 window;
+ * -ERANGE when [@iova, @iova + @len) is outside the key (or a piece
+ * outside a nested key) or wraps; -EFAULT for a translation entry
  * without the R/W bit the access needs, or a DMA address that reaches no
  * page; -EINVAL for a bad @dir, a malformed context or table, or a walk
  * nested deeper than VHCA_WALK_MAX_DEPTH keys.

@@ -2,8 +2,9 @@
 /*
  * KUnit tests for vhca's walker (walker.c): KLM entries that name other
  * keys (indirect keys, memory windows, SG_GAPS MRs over the local DMA
- * key), the nesting rules and depth limit, a type 2 window's QP, the
- * address arithmetic of a zero-based window, and where the bytes land.
+ * key), the nesting rules and depth limit, a type 2 window's QP, a
+ * window's key refused as an lkey, the address arithmetic of a
+ * zero-based window, and where the bytes land.
  *
  * Each case gets a device memory of its own and no ib_device: contexts
  * and entries are written through vhca_hw_ops, as mrcore writes them, and
@@ -446,7 +447,8 @@ static void vhca_walk_type2_window_qp(struct kunit *test)
 {
 	struct walker_ctx *ctx = test->priv;
 	const u64 mr_iova = 0x300000;
-	const u32 wrights = MRC_ACCESS_REMOTE_READ | MRC_ACCESS_REMOTE_WRITE;
+	const u32 wrights = MRC_ACCESS_REMOTE_READ | MRC_ACCESS_REMOTE_WRITE |
+			    MRC_ACCESS_REMOTE_ONLY;
 	struct mrc_klm klm;
 	u8 buf[64];
 	u32 mr, mw;
@@ -501,7 +503,8 @@ static void vhca_walk_zero_based_window(struct kunit *test)
 		       MRC_ACCESS_LOCAL_WRITE | MRC_ACCESS_MW_BIND);
 	klm = wt_klm(1000, mr, mr_iova + 4000);
 	mw = wt_klm_key(test, ctx, WT_PDN, 0, &klm, 1,
-			MRC_ACCESS_REMOTE_WRITE | MRC_ACCESS_REMOTE_READ);
+			MRC_ACCESS_REMOTE_WRITE | MRC_ACCESS_REMOTE_READ |
+			MRC_ACCESS_REMOTE_ONLY);
 	wt_fill(buf, sizeof(buf), 11);
 
 	KUNIT_ASSERT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, mw, 50, buf,
@@ -554,6 +557,61 @@ static void vhca_walk_sg_gaps_local_dma_key(struct kunit *test)
 					  VHCA_ACCESS_REMOTE_READ), -EPERM);
 }
 
+/*
+ * A memory window is an rkey only (mrcore marks its context
+ * MRC_ACCESS_REMOTE_ONLY): its key used as an lkey is refused -EPERM for
+ * local reads and writes, zero-length ones included, and so is a local
+ * access through a KLM key that names the window; the bytes beneath stay
+ * as they were. The same window serves a remote read.
+ */
+static void vhca_walk_window_key_as_lkey(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	const u64 mr_iova = 0x500000;
+	struct mrc_klm klm;
+	u8 want[64], buf[64];
+	u32 mr, mw, ind;
+
+	mr = wt_mtt_mr(test, ctx, WT_PDN, mr_iova, 1, 1,
+		       MRC_MTT_READ | MRC_MTT_WRITE,
+		       MRC_ACCESS_LOCAL_WRITE | MRC_ACCESS_MW_BIND);
+	klm = wt_klm(PAGE_SIZE, mr, mr_iova);
+	mw = wt_klm_key(test, ctx, WT_PDN, mr_iova, &klm, 1,
+			MRC_ACCESS_REMOTE_READ | MRC_ACCESS_REMOTE_WRITE |
+			MRC_ACCESS_REMOTE_ONLY);
+	klm = wt_klm(PAGE_SIZE, mw, mr_iova);
+	ind = wt_klm_key(test, ctx, WT_PDN, 0, &klm, 1,
+			 MRC_ACCESS_LOCAL_WRITE);
+	wt_fill(want, sizeof(want), 21);
+	memcpy(wt_va(ctx, 1) + 16, want, sizeof(want));
+	wt_fill(buf, sizeof(buf), 99);
+
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, mw,
+					  mr_iova + 16, buf, sizeof(buf),
+					  VHCA_ACCESS_LOCAL_READ), -EPERM);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, mw,
+					  mr_iova + 16, buf, sizeof(buf),
+					  VHCA_ACCESS_LOCAL_WRITE), -EPERM);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, mw, mr_iova,
+					  NULL, 0, VHCA_ACCESS_LOCAL_READ),
+			-EPERM);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind, 16, buf,
+					  sizeof(buf),
+					  VHCA_ACCESS_LOCAL_WRITE), -EPERM);
+
+	/* After: the page and the caller's buffer are untouched. */
+	KUNIT_EXPECT_EQ(test, memcmp(wt_va(ctx, 1) + 16, want, sizeof(want)),
+			0);
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 1, 0, 16));
+	KUNIT_EXPECT_EQ(test, buf[0], (u8)99);
+
+	/* As an rkey the window reads the same bytes. */
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, mw,
+					  mr_iova + 16, buf, sizeof(buf),
+					  VHCA_ACCESS_REMOTE_READ), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(buf, want, sizeof(want)), 0);
+}
+
 static struct kunit_case walker_test_cases[] = {
 	KUNIT_CASE(vhca_walk_nested_key_allowed),
 	KUNIT_CASE(vhca_walk_nested_key_stale_variant),
@@ -563,6 +621,7 @@ static struct kunit_case walker_test_cases[] = {
 	KUNIT_CASE(vhca_walk_type2_window_qp),
 	KUNIT_CASE(vhca_walk_zero_based_window),
 	KUNIT_CASE(vhca_walk_sg_gaps_local_dma_key),
+	KUNIT_CASE(vhca_walk_window_key_as_lkey),
 	{}
 };
 
