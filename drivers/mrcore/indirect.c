@@ -5,20 +5,29 @@
  * An indirect key is a KLM-mode key whose entries name other memory
  * regions' keys: {bcount, key, address in that key's space}, laid end to
  * end from the indirect key's iova. The device resolves an access through
- * it by walking into the named keys' contexts, which it checks as it would
- * check them on their own (state, PD, rights, bounds), so an indirect key
- * never reaches more than the keys it names allow.
+ * it by walking into the named keys' contexts: each must still be VALID
+ * with the entry's exact key, of the indirect key's PD, and hold the
+ * entry's range (and a write needs the W bit of its MTT entries). The
+ * device checks the access's right against the key the requester named
+ * only, never against the keys an indirect key names: it is here, at
+ * registration, that every named region must grant each right the
+ * indirect key asks for. So an indirect key grants no more than the
+ * regions it names granted when it was registered; a later rereg that
+ * narrows a named region's rights under the same key is not seen by the
+ * walk (a named key moved to another variant stops it).
  *
  * Everything is validated before anything is allocated: each named key is
  * looked up under RCU and must be a live, VALID memory region of the same
- * PD that holds the range and grants the rights asked for. No reference
- * to the named regions is kept: deregistering one later frees its key,
- * and the device's walks through the entries naming it fail from then on
- * (the entry's key no longer matches a live context). Nesting is bounded:
- * a memory region has depth 0, an indirect key one more than the deepest
- * key it names, at most MRC_INDIRECT_MAX_DEPTH, so the device's walk is
- * bounded too (MRC_WALK_MAX_KEYS). Cycles cannot be built: a key can only
- * name keys that exist before it.
+ * PD that holds the range and grants the rights asked for. Windows are
+ * not memory regions: an indirect key never names one, and no window is
+ * bound to an indirect key (mw.c), so neither sits above the other. No
+ * reference to the named regions is kept: deregistering one later frees
+ * its key, and the device's walks through the entries naming it fail from
+ * then on (the entry's key no longer matches a live context). Nesting is
+ * bounded: a memory region has depth 0, an indirect key one more than the
+ * deepest key it names, at most MRC_INDIRECT_MAX_DEPTH, so the device's
+ * walk is bounded too (MRC_WALK_MAX_KEYS). Cycles cannot be built: a key
+ * can only name keys that exist before it.
  *
  * An indirect key is a struct mrc_mr of type MRC_MR_INDIRECT, freed with
  * mrc_dereg_mr() like any other.
