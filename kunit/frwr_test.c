@@ -867,8 +867,8 @@ static void mrc_frmr_exec_reg_klm_inv_cycles(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, gaps_reg(mr, key, LRW), 0);
 		KUNIT_ASSERT_EQ(test, gaps_reg(mr, frwr_key(key, 1), LW),
 				-EINVAL);
-		KUNIT_ASSERT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, key),
-				0);
+		KUNIT_ASSERT_EQ(test,
+				mrc_exec_inv(ctx->mdev, ctx->pd.pdn, 0, key), 0);
 		KUNIT_ASSERT_EQ(test, fake_hw_ctx(ctx->hw, key)->state,
 				(u8)MRC_MKEY_FREE);
 	}
