@@ -167,7 +167,8 @@ static int mw_reg(int fd, uint32_t pd, size_t len, uint64_t iova,
 	b->len = len;
 	b->iova = iova;
 	for (i = 0; i < len; i++)
-		b->p[i] = b->shadow[i] = mw_bg((uint32_t)(iova >> 28), i);
+		b->shadow[i] = mw_bg((uint32_t)(iova >> 28), i);
+	memcpy(b->p, b->shadow, len);
 	reg.addr = (uintptr_t)b->p;
 	reg.length = len;
 	reg.iova = iova;
@@ -311,7 +312,8 @@ static void mw_src_fill(struct _test_data_mw *self, uint32_t seed,
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		self->src.p[i] = self->src.shadow[i] = mw_pat(seed, i);
+		self->src.shadow[i] = mw_pat(seed, i);
+	memcpy(self->src.p, self->src.shadow, len);
 }
 
 /*
@@ -481,10 +483,10 @@ static uint32_t mw_bind2_ok(struct __test_metadata *_metadata,
  * rkey kept. Returns the rkey the refused WR carried.
  */
 static uint32_t mw_bind2_refused(struct __test_metadata *_metadata,
-			     struct _test_data_mw *self, uint32_t handle,
-			     uint32_t old, uint32_t mr_lkey, uint64_t addr,
-			     uint64_t length, uint32_t access,
-			     const char *what)
+				 struct _test_data_mw *self, uint32_t handle,
+				 uint32_t old, uint32_t mr_lkey, uint64_t addr,
+				 uint64_t length, uint32_t access,
+				 const char *what)
 {
 	struct mrct_mw_bind_wr w;
 
@@ -885,6 +887,34 @@ MW_TEST(bind_without_mw_bind_refused)
 			"RDMA through the Free type 2 window");
 	mw_both_refused(_metadata, self, a1.rkey, m.iova, 0x40, &m,
 			"RDMA through the refused type 1 window");
+}
+
+/*
+ * C10-72: the window, the MR and (type 2) the binding QP are of one PD. A
+ * type 1 window of PD 1 does not bind to an MR of PD 0; a Bind MW WR of a
+ * PD 0 window posted on a PD 1 QP is refused.
+ */
+MW_TEST(bind_other_pd_refused)
+{
+	struct mrct_mw_bind_wr w;
+	struct mrct_mw_alloc a1, a2;
+	uint32_t k;
+
+	ASSERT_EQ(0, mw_alloc(self, 1, MRCT_MW_TYPE_1, &a1));
+	EXPECT_EQ(-EPERM, mw_bind1(self, a1.handle, self->tgt.handle,
+				   self->tgt.iova, PAGE, RW, &k));
+	EXPECT_EQ(a1.rkey, k);
+	ASSERT_EQ(0, mw_alloc(self, 0, MRCT_MW_TYPE_2, &a2));
+	ASSERT_EQ(0, mw_bind2(self, mw_new_pair(_metadata, self, 1), QP_A,
+			      a2.handle, MRCT_MW_KEY_NEXT, self->tgt.key,
+			      self->tgt.iova, PAGE, RW, &w));
+	ASSERT_EQ(0, w.post_err);
+	mw_want(_metadata, "Bind MW on a QP of another PD", w.status,
+		MRCT_WC_MW_BIND_ERR);
+	EXPECT_EQ(MRCT_QPS_ERR, w.qp_state[0]);
+	EXPECT_EQ(a2.rkey, w.rkey);
+	mw_both_refused(_metadata, self, w.mw_rkey, self->tgt.iova, 0x40,
+			&self->tgt, "RDMA through the refused bind's rkey");
 }
 
 /* Binds that do not lie inside the MR: refused, both types. */
