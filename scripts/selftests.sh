@@ -35,10 +35,8 @@ gcc "${cflags[@]}" -o "$out/frwr_tests" \
 	"$top/tools/testing/selftests/mrcore/frwr_tests.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/fmr_tests" \
 	"$top/tools/testing/selftests/mrcore/fmr_tests.c" "${ldflags[@]}"
-if [ -f "$top/tools/testing/selftests/mrcore/mw_tests.c" ]; then
-	gcc "${cflags[@]}" -o "$out/mw_tests" \
-		"$top/tools/testing/selftests/mrcore/mw_tests.c" "${ldflags[@]}"
-fi
+gcc "${cflags[@]}" -o "$out/mw_tests" \
+	"$top/tools/testing/selftests/mrcore/mw_tests.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/mr_bench" \
 	"$top/tools/testing/selftests/mrcore/mr_bench.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/dp_bench" \

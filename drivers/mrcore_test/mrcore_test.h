@@ -81,7 +81,7 @@ struct mrct_ctx {
  *	without @ctx->lock (take it around anything that uses the device)
  * @unbind: free everything made on @ctx->ibdev and clear @ctx->ext[id];
  *	called under @ctx->lock, after the pairs are destroyed and before
- *	the MRs and PDs are freed
+ *	the MRs and PDs are freed, in reverse enum mrct_ext_id order
  */
 struct mrct_ext {
 	long (*ioctl)(struct mrct_ctx *ctx, unsigned int cmd,

@@ -144,8 +144,11 @@ static void mrct_unbind(struct mrct_ctx *ctx)
 		mrct_pair_free(ctx, pair);
 	}
 	ctx->nr_pairs = 0;
-	/* The feature files' objects (windows, FMRs) name MRs and PDs. */
-	for (i = 0; i < MRCT_NUM_EXTS; i++)
+	/*
+	 * The feature files' objects name MRs and PDs; in reverse order, so
+	 * windows (bound to FRWR MRs too) go before the MRs they hold.
+	 */
+	for (i = MRCT_NUM_EXTS - 1; i >= 0; i--)
 		mrct_exts[i]->unbind(ctx);
 	xa_for_each(&ctx->mrs, handle, mr) {
 		err = ib_dereg_mr(mr);
