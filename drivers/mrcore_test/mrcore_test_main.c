@@ -82,7 +82,6 @@
 /* After an error completion: how long to wait for the QP to reach ERR. */
 #define MRCT_QP_ERR_WAIT_MS	1000
 
-
 /* Where a pair's QPs send to: their own port's RoCE v2 IPv4 GID. */
 struct mrct_path {
 	u32 port;
@@ -90,7 +89,6 @@ struct mrct_path {
 	union ib_gid gid;
 	u8 dmac[ETH_ALEN];
 };
-
 
 /* Taken before any context's lock. */
 static DEFINE_MUTEX(mrct_lock);	/* protects mrct_ctxs, our client data */
