@@ -100,5 +100,9 @@ int mrct_wait_wc(struct mrct_ctx *ctx, struct ib_cq *cq, u64 wr_id,
 u32 mrct_qp_state(struct ib_qp *qp);
 u32 mrct_qp_state_after_error(struct ib_qp *qp);
 u32 mrct_bad_wr(const void *bad, const void *wr);
+int mrct_post_wait(struct mrct_ctx *ctx, struct mrct_pair *pair, u32 qpi,
+		   struct ib_send_wr *wr, s32 *post_err, u32 *bad_wr,
+		   u32 *status);
+void mrct_qp_states(struct mrct_pair *pair, u32 qpi, u32 status, u32 *state);
 
 #endif /* _MRCORE_TEST_H */

@@ -361,52 +361,6 @@ out_unlock:
 /* Posting ------------------------------------------------------------- */
 
 /*
- * Post @wr (signaled) on QP @qpi of @pair and wait for its completion.
- * A post error is a result (*@post_err, *@bad_wr; *@status stays NONE);
- * only a failed wait is an error, and it wedges the pair.
- */
-static int mrct_frwr_post_wait(struct mrct_ctx *ctx, struct mrct_pair *pair,
-			       u32 qpi, struct ib_send_wr *wr, s32 *post_err,
-			       u32 *bad_wr, u32 *status)
-{
-	const struct ib_send_wr *bad = NULL;
-	struct ib_wc wc;
-	int err;
-
-	wr->wr_id = pair->next_wr_id++;
-	wr->send_flags |= IB_SEND_SIGNALED;
-	wr->next = NULL;
-	*status = MRCT_WC_NONE;
-	*post_err = ib_post_send(pair->qp[qpi], wr, &bad);
-	if (bad_wr)
-		*bad_wr = mrct_bad_wr(bad, wr);
-	if (*post_err)
-		return 0;
-
-	err = mrct_wait_wc(ctx, pair->cq[qpi], wr->wr_id, false, &wc);
-	if (err) {
-		/* The WR may still complete: keep it from later work. */
-		pair->wedged = true;
-		return err;
-	}
-	*status = wc.status;
-	return 0;
-}
-
-/* Both QPs' states after a completion of @qpi's with @status. */
-static void mrct_frwr_qp_states(struct mrct_pair *pair, u32 qpi, u32 status,
-				u32 *state)
-{
-	struct ib_qp *qp = pair->qp[qpi];
-
-	if (status == MRCT_WC_NONE || status == IB_WC_SUCCESS)
-		state[0] = mrct_qp_state(qp);
-	else
-		state[0] = mrct_qp_state_after_error(qp);
-	state[1] = mrct_qp_state(pair->qp[1 - qpi]);
-}
-
-/*
  * ib_map_mr_sg() over the chunks of @map, at @page_size. Returns what it
  * returned: @map->nents when every entry was mapped.
  */
@@ -582,11 +536,11 @@ static int mrct_frwr_reg_locked(struct mrct_ctx *ctx, struct mrct_frwr_reg *req)
 	wr.mr = fm->mr;
 	wr.access = req->access;
 	mrct_frwr_sync(ctx->ibdev, fm, &map, false);
-	err = mrct_frwr_post_wait(ctx, pair, req->qp, &wr.wr, &req->post_err,
-				  &req->bad_wr, &req->status);
+	err = mrct_post_wait(ctx, pair, req->qp, &wr.wr, &req->post_err,
+			     &req->bad_wr, &req->status);
 	if (err)
 		return err;
-	mrct_frwr_qp_states(pair, req->qp, req->status, req->qp_state);
+	mrct_qp_states(pair, req->qp, req->status, req->qp_state);
 	if (req->status == IB_WC_SUCCESS) {
 		fm->cur = map;
 		fm->has_cur = true;
@@ -668,14 +622,14 @@ static int mrct_frwr_inv_locked(struct mrct_ctx *ctx, struct mrct_frwr_inv *req)
 	pair = mrct_pair_get(ctx, req->pair);
 	if (IS_ERR(pair))
 		return PTR_ERR(pair);
-	err = mrct_frwr_post_wait(ctx, pair, req->qp, &wr, &req->post_err,
-				  &req->bad_wr, &req->status);
+	err = mrct_post_wait(ctx, pair, req->qp, &wr, &req->post_err,
+			     &req->bad_wr, &req->status);
 	if (err)
 		return err;
 	err = mrct_frwr_inv_recv(ctx, pair, req);
 	if (err)
 		return err;
-	mrct_frwr_qp_states(pair, req->qp, req->status, req->qp_state);
+	mrct_qp_states(pair, req->qp, req->status, req->qp_state);
 	return 0;
 }
 
@@ -748,8 +702,8 @@ static int mrct_frwr_rdma(struct mrct_ctx *ctx, struct mrct_frwr *fr,
 		sge.length = n;
 		wr.remote_addr = map->iova + pos;
 		wr.wr.send_flags = 0;
-		err = mrct_frwr_post_wait(ctx, pair, qpi, &wr.wr,
-					  &out->post_err, NULL, &out->status);
+		err = mrct_post_wait(ctx, pair, qpi, &wr.wr,
+				     &out->post_err, NULL, &out->status);
 		if (err)
 			return err;
 		if (out->post_err)
@@ -812,7 +766,7 @@ static int mrct_frwr_xfer_locked(struct mrct_ctx *ctx,
 			     req->seed_old, req);
 	if (err)
 		return err;
-	mrct_frwr_qp_states(pair, req->qp, req->status, req->qp_state);
+	mrct_qp_states(pair, req->qp, req->status, req->qp_state);
 	if (!write)
 		return 0;
 	mrct_frwr_sync(ctx->ibdev, fm, map, true);
@@ -904,8 +858,8 @@ static int mrct_frwr_one_cycle(struct mrct_ctx *ctx, struct mrct_frwr *fr,
 	reg.key = mrct_frwr_wr_key(fm->mr, MRCT_FRWR_KEY_NEXT, 0);
 	reg.access = req->access;
 	mrct_frwr_sync(ctx->ibdev, fm, &map, false);
-	err = mrct_frwr_post_wait(ctx, pair, req->qp, &reg.wr, &req->err,
-				  NULL, &req->status);
+	err = mrct_post_wait(ctx, pair, req->qp, &reg.wr, &req->err,
+			     NULL, &req->status);
 	if (err || req->err || req->status != IB_WC_SUCCESS)
 		return err;
 	fm->cur = map;
@@ -928,8 +882,8 @@ static int mrct_frwr_one_cycle(struct mrct_ctx *ctx, struct mrct_frwr *fr,
 
 	req->step = MRCT_FRWR_STEP_INV;
 	inv.ex.invalidate_rkey = reg.key;
-	err = mrct_frwr_post_wait(ctx, pair, req->qp, &inv, &req->err, NULL,
-				  &req->status);
+	err = mrct_post_wait(ctx, pair, req->qp, &inv, &req->err, NULL,
+			     &req->status);
 	if (err || req->err || req->status != IB_WC_SUCCESS)
 		return err;
 	req->step = MRCT_FRWR_STEP_NONE;

@@ -925,6 +925,52 @@ u32 mrct_qp_state_after_error(struct ib_qp *qp)
 	}
 }
 
+/*
+ * Post @wr (signaled) on QP @qpi of @pair and wait for its completion.
+ * A post error is a result (*@post_err, *@bad_wr; *@status stays NONE);
+ * only a failed wait is an error, and it wedges the pair. @bad_wr may be
+ * NULL.
+ */
+int mrct_post_wait(struct mrct_ctx *ctx, struct mrct_pair *pair, u32 qpi,
+		   struct ib_send_wr *wr, s32 *post_err, u32 *bad_wr,
+		   u32 *status)
+{
+	const struct ib_send_wr *bad = NULL;
+	struct ib_wc wc;
+	int err;
+
+	wr->wr_id = pair->next_wr_id++;
+	wr->send_flags |= IB_SEND_SIGNALED;
+	wr->next = NULL;
+	*status = MRCT_WC_NONE;
+	*post_err = ib_post_send(pair->qp[qpi], wr, &bad);
+	if (bad_wr)
+		*bad_wr = mrct_bad_wr(bad, wr);
+	if (*post_err)
+		return 0;
+
+	err = mrct_wait_wc(ctx, pair->cq[qpi], wr->wr_id, false, &wc);
+	if (err) {
+		/* The WR may still complete: keep it from later work. */
+		pair->wedged = true;
+		return err;
+	}
+	*status = wc.status;
+	return 0;
+}
+
+/* Both QPs' states after a completion of @qpi's with @status. */
+void mrct_qp_states(struct mrct_pair *pair, u32 qpi, u32 status, u32 *state)
+{
+	struct ib_qp *qp = pair->qp[qpi];
+
+	if (status == MRCT_WC_NONE || status == IB_WC_SUCCESS)
+		state[0] = mrct_qp_state(qp);
+	else
+		state[0] = mrct_qp_state_after_error(qp);
+	state[1] = mrct_qp_state(pair->qp[1 - qpi]);
+}
+
 /* The WR, in the largest of the containers a driver may take it from. */
 union mrct_send_wr {
 	struct ib_send_wr wr;
@@ -1067,8 +1113,7 @@ static int mrct_qp_post_locked(struct mrct_ctx *ctx, struct mrct_post_work *w)
 	req->post_err = ib_post_send(qp, &w->wr.wr, &bad);
 	req->bad_wr = mrct_bad_wr(bad, &w->wr.wr);
 	if (req->post_err) {
-		req->qp_state[0] = mrct_qp_state(qp);
-		req->qp_state[1] = mrct_qp_state(pair->qp[1 - req->qp]);
+		mrct_qp_states(pair, req->qp, req->status, req->qp_state);
 		return 0;
 	}
 
@@ -1084,11 +1129,7 @@ static int mrct_qp_post_locked(struct mrct_ctx *ctx, struct mrct_post_work *w)
 	if (err)
 		goto out_wedged;
 
-	if (req->status == IB_WC_SUCCESS)
-		req->qp_state[0] = mrct_qp_state(qp);
-	else
-		req->qp_state[0] = mrct_qp_state_after_error(qp);
-	req->qp_state[1] = mrct_qp_state(pair->qp[1 - req->qp]);
+	mrct_qp_states(pair, req->qp, req->status, req->qp_state);
 	return 0;
 
 out_wedged:

@@ -114,51 +114,6 @@ static int mrct_mw_store(struct xarray *xa, u32 *next, void *obj, u32 *handle)
 
 /* Posting ------------------------------------------------------------- */
 
-/*
- * Post @wr (signaled) on QP @qpi of @pair and wait for its completion.
- * A post error is a result (*@post_err, *@bad_wr; *@status stays NONE);
- * only a failed wait is an error, and it wedges the pair.
- */
-static int mrct_mw_post_wait(struct mrct_ctx *ctx, struct mrct_pair *pair,
-			     u32 qpi, struct ib_send_wr *wr, s32 *post_err,
-			     u32 *bad_wr, u32 *status)
-{
-	const struct ib_send_wr *bad = NULL;
-	struct ib_wc wc;
-	int err;
-
-	wr->wr_id = pair->next_wr_id++;
-	wr->send_flags |= IB_SEND_SIGNALED;
-	wr->next = NULL;
-	*status = MRCT_WC_NONE;
-	*post_err = ib_post_send(pair->qp[qpi], wr, &bad);
-	*bad_wr = mrct_bad_wr(bad, wr);
-	if (*post_err)
-		return 0;
-
-	err = mrct_wait_wc(ctx, pair->cq[qpi], wr->wr_id, false, &wc);
-	if (err) {
-		/* The WR may still complete: keep it from later work. */
-		pair->wedged = true;
-		return err;
-	}
-	*status = wc.status;
-	return 0;
-}
-
-/* Both QPs' states after a completion of @qpi's with @status. */
-static void mrct_mw_qp_states(struct mrct_pair *pair, u32 qpi, u32 status,
-			      u32 *state)
-{
-	struct ib_qp *qp = pair->qp[qpi];
-
-	if (status == MRCT_WC_NONE || status == IB_WC_SUCCESS)
-		state[0] = mrct_qp_state(qp);
-	else
-		state[0] = mrct_qp_state_after_error(qp);
-	state[1] = mrct_qp_state(pair->qp[1 - qpi]);
-}
-
 /* Windows ------------------------------------------------------------- */
 
 static int mrct_mw_alloc_locked(struct mrct_ctx *ctx,
@@ -354,12 +309,12 @@ static int mrct_mw_bind_wr_locked(struct mrct_ctx *ctx,
 
 	bind.mw_rkey = mw ? mrct_mw_wr_key(mw, req) : req->mw_rkey;
 	req->mw_rkey = bind.mw_rkey;
-	err = mrct_mw_post_wait(ctx, pair, req->qp, &bind.wr, &req->post_err,
-				&req->bad_wr, &req->status);
+	err = mrct_post_wait(ctx, pair, req->qp, &bind.wr, &req->post_err,
+			     &req->bad_wr, &req->status);
 	if (err)
 		return err;
 	req->rkey = mw ? mrc_mw_rkey(mw) : 0;
-	mrct_mw_qp_states(pair, req->qp, req->status, req->qp_state);
+	mrct_qp_states(pair, req->qp, req->status, req->qp_state);
 	return 0;
 }
 
@@ -689,11 +644,11 @@ static int mrct_gaps_reg_locked(struct mrct_ctx *ctx,
 	wr.access = req->access;
 	ib_dma_sync_single_for_device(ctx->ibdev, g->dma, MRCT_GAPS_BUF_SIZE,
 				      DMA_BIDIRECTIONAL);
-	err = mrct_mw_post_wait(ctx, pair, req->qp, &wr.wr, &req->post_err,
-				&req->bad_wr, &req->status);
+	err = mrct_post_wait(ctx, pair, req->qp, &wr.wr, &req->post_err,
+			     &req->bad_wr, &req->status);
 	if (err)
 		return err;
-	mrct_mw_qp_states(pair, req->qp, req->status, req->qp_state);
+	mrct_qp_states(pair, req->qp, req->status, req->qp_state);
 	return 0;
 }
 
