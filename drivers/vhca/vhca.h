@@ -72,9 +72,11 @@
 /*
  * The walker follows a KLM entry into the key it names, and that key's
  * translation into the next one, at most this many keys deep (the key
- * the requester named included): a memory window, MRC_INDIRECT_MAX_DEPTH
- * levels of indirect keys, the MR they end in, and the local DMA key
- * under a KLM-mode (SG_GAPS) MR. A deeper walk fails -EINVAL.
+ * the requester named included). The longest chain mrcore builds is
+ * MRC_WALK_MAX_KEYS: MRC_INDIRECT_MAX_DEPTH levels of indirect keys, the
+ * MR they end in, and the local DMA key under a KLM-mode (SG_GAPS) MR
+ * (mrcore refuses a window over an indirect key); the limit keeps one
+ * level more than that. A deeper walk fails -EINVAL.
  */
 #define VHCA_WALK_MAX_DEPTH	(1 + MRC_INDIRECT_MAX_DEPTH + 1 + 1)
 
