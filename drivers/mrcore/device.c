@@ -78,6 +78,7 @@ static void mrc_init_state(struct mrc_device *mdev)
 	atomic64_set(&mdev->stats_mr_reregs, 0);
 	atomic_set(&mdev->num_mws, 0);
 	atomic64_set(&mdev->stats_mw_binds, 0);
+	atomic64_set(&mdev->stats_fr_regs, 0);
 	atomic_set(&mdev->inject, 0);
 	for (stage = 0; stage < MRC_NUM_STAGES; stage++)
 		atomic64_set(&mdev->stats_injected[stage], 0);
@@ -120,6 +121,8 @@ static void mrc_stats_show_mrs(struct seq_file *s, struct mrc_device *mdev)
 	seq_printf(s, "mws %d\n", atomic_read(&mdev->num_mws));
 	seq_printf(s, "mw_binds %lld\n",
 		   (long long)atomic64_read(&mdev->stats_mw_binds));
+	seq_printf(s, "fr_regs %lld\n",
+		   (long long)atomic64_read(&mdev->stats_fr_regs));
 }
 
 static int mrc_stats_show(struct seq_file *s, void *unused)

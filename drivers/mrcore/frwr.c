@@ -457,6 +457,7 @@ static int mrc_frmr_go_valid(struct mrc_frmr *frmr, struct mrc_mkey_ctx *ctx,
 	mr->page_shift = ctx->page_shift;
 	mr->nentries = ctx->xlt_entries;
 	mrc_frmr_set_state(frmr, MRC_MKEY_VALID);
+	atomic64_inc(&mdev->stats_fr_regs);
 	return 0;
 }
 

@@ -259,6 +259,7 @@ enum mrc_stage {
  * @stats_mr_reregs: successful re-registrations
  * @num_mws: live memory windows
  * @stats_mw_binds: successful memory window binds (unbinds included)
+ * @stats_fr_regs: REG_MR work requests executed successfully
  * @inject: armed failure injection, 0 when disarmed; see mrc_inject()
  * @stats_injected: failures injected, per enum mrc_stage
  * @debugfs: this device's debugfs directory, or NULL
@@ -290,6 +291,7 @@ struct mrc_device {
 	atomic64_t stats_mr_reregs;
 	atomic_t num_mws;
 	atomic64_t stats_mw_binds;
+	atomic64_t stats_fr_regs;
 	atomic_t inject;
 	atomic64_t stats_injected[MRC_NUM_STAGES];
 	struct dentry *debugfs;
