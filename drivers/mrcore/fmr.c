@@ -181,6 +181,7 @@ static void mrc_fmr_free_ctx(const struct mrc_fmr *fmr,
 		.access_mode = MRC_ACCESS_MODE_MTT,
 		.pdn = fmr->mr.pd->pdn,
 		.xlt_offset = fmr->mr.xlt.offset,
+		.counter = mrc_mr_counter_index(&fmr->mr),
 	};
 }
 
@@ -456,6 +457,7 @@ static int mrc_fmr_map(struct mrc_fmr *fmr, const u64 *pages, u32 npages,
  *
  * The mapping covers (@npages << page_shift) - (@iova & (page size - 1))
  * bytes from @iova. Writes @npages MTT entries (the DMA address |
+		.counter = mrc_mr_counter_index(mr),
  * MRC_MTT_READ, and MRC_MTT_WRITE for writable rights) into the table the
  * live context does not use, fences once, then writes the context VALID
  * with the next variant of the key: @mr->key is the new key from then on,

@@ -149,6 +149,7 @@ static void mrc_frmr_free_ctx(const struct mrc_frmr *frmr,
 		.access_mode = frmr->mr.mode,
 		.pdn = frmr->mr.pd->pdn,
 		.xlt_offset = frmr->mr.xlt.offset,
+		.counter = mrc_mr_counter_index(&frmr->mr),
 	};
 }
 
@@ -502,6 +503,8 @@ static int mrc_frmr_reg_locked(struct mrc_frmr *frmr, u32 key, u64 iova,
  * Writes @npages MTT entries (the DMA address | MRC_MTT_READ, and
  * MRC_MTT_WRITE for writable rights) over the MR's translation space,
  * fences once, then writes the context VALID with @key, @iova, @length,
+	/* A REG_MR after a bind keeps counting. */
+	ctx->counter = mrc_mr_counter_index(mr);
  * @access and @page_shift. From then on @key is the MR's key:
  * mrc_mkey_owner() finds the MR by it and no longer by the previous one.
  * Allocates nothing.

@@ -938,6 +938,7 @@ static int mrc_rereg_locked(struct mrc_mr *mr, int flags, struct mrc_rereg *new,
 		return ret;
 
 	ret = mrc_rereg_plan(mr, iova, length, new);
+	mrc_mr_drop_counter(mr);
 	if (ret)
 		goto out_release_umem;
 
@@ -1005,3 +1006,5 @@ int mrc_rereg_user_mr(struct mrc_mr *mr, int flags, struct mrc_pd *pd,
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mrc_rereg_user_mr);
+	/* The new context keeps counting where the old one did. */
+	ctx.counter = mrc_mr_counter_index(mr);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vhca device memory: the mkey context table and the translation area, and
- * the mrc_hw_ops that write them.
+ * vhca device memory: the mkey context table, the translation area and the
+ * counter table, and the mrc_hw_ops that write them.
  *
  * The region comes from vmalloc but is typed __iomem and reached only
  * through io accessors, as the BAR of a real HCA would be, so sparse (C=2)
@@ -11,10 +11,12 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitmap.h>
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/log2.h>
 #include <linux/overflow.h>
+#include <linux/srcu.h>
 #include <linux/vmalloc.h>
 
 #include "vhca_loc.h"
@@ -66,10 +68,17 @@ int vhca_mkey_xlt_check(struct vhca_dev *vdev, const struct mrc_mkey_ctx *ctx)
 				    (u64)ctx->xlt_entries * entry_size);
 }
 
+/* A counter field: 0 (none) or a slot of the counter table. */
+static bool vhca_counter_field_valid(struct vhca_dev *vdev, u32 counter)
+{
+	return counter < vdev->mdev.caps.max_counters || !counter;
+}
+
 /*
  * What the device refuses in a context: a slot it does not have, a key
- * whose index names another slot, an unknown state or access mode, and
- * translation entries misaligned or outside the translation area.
+ * whose index names another slot, an unknown state or access mode, a
+ * counter it does not have, and translation entries misaligned or
+ * outside the translation area.
  */
 static int vhca_mkey_ctx_check(struct vhca_dev *vdev, u32 index,
 			       const struct mrc_mkey_ctx *ctx)
@@ -78,6 +87,8 @@ static int vhca_mkey_ctx_check(struct vhca_dev *vdev, u32 index,
 	    mrc_key_index(ctx->key) != index)
 		return -EINVAL;
 	if (ctx->state > MRC_MKEY_VALID)
+		return -EINVAL;
+	if (!vhca_counter_field_valid(vdev, ctx->counter))
 		return -EINVAL;
 	if (ctx->access_mode == MRC_ACCESS_MODE_PA)
 		return 0;
@@ -99,6 +110,7 @@ static void vhca_mkc_write_fields(void __iomem *slot,
 	writeq(ctx->xlt_offset, slot + VHCA_MKC_XLT_OFFSET);
 	writel(ctx->xlt_entries, slot + VHCA_MKC_XLT_ENTRIES);
 	writel(ctx->qpn, slot + VHCA_MKC_QPN);
+	writel(ctx->counter, slot + VHCA_MKC_COUNTER);
 	memset_io(slot + VHCA_MKC_RSVD1, 0, VHCA_MKC_SIZE - VHCA_MKC_RSVD1);
 }
 
@@ -200,12 +212,143 @@ static void vhca_fence(struct mrc_device *mdev)
 	wmb();
 }
 
+/*
+ * Counters. The engine adds to the counter table from its workers, the
+ * CPU reads and resets slots through the ops; every read-modify-write of
+ * a slot is made under counter_lock, so increments from several QPs'
+ * workers never lose one.
+ *
+ * An operation collects the counters of the contexts its walks pass
+ * through and adds to them only once it has succeeded, after the walks
+ * have left their slots, so draining a slot's walkers would not keep an
+ * operation from adding to a counter just cleared from the slot. Instead
+ * the engine holds vhca_counter_srcu from before its first walk until its
+ * last addition (vhca_counted_begin() .. vhca_counted_end()), and
+ * set_mkey_counter, having replaced a counter in a context, waits for a
+ * grace period: an operation that read the old field entered its
+ * read-side section before the field changed, so it has finished adding.
+ */
+DEFINE_STATIC_SRCU(vhca_counter_srcu);
+
+static bool vhca_counter_index_valid(struct vhca_dev *vdev, u32 counter)
+{
+	return counter && counter < vdev->mdev.caps.max_counters;
+}
+
+/* Counter table slot @counter; @counter is checked. */
+static void __iomem *vhca_counter_slot(struct vhca_dev *vdev, u32 counter)
+{
+	return vdev->mem.cnt + (size_t)counter * VHCA_COUNTER_SIZE;
+}
+
+static u64 vhca_read_counter(struct mrc_device *mdev, u32 counter)
+{
+	struct vhca_dev *vdev = mdev_to_vhca(mdev);
+	u64 val;
+
+	if (WARN_ON_ONCE(!vhca_counter_index_valid(vdev, counter)))
+		return 0;
+
+	/* readq may be two loads (32-bit): never half of an increment. */
+	spin_lock_bh(&vdev->counter_lock);
+	val = readq(vhca_counter_slot(vdev, counter));
+	spin_unlock_bh(&vdev->counter_lock);
+	return val;
+}
+
+static void vhca_reset_counter(struct mrc_device *mdev, u32 counter)
+{
+	struct vhca_dev *vdev = mdev_to_vhca(mdev);
+
+	if (WARN_ON_ONCE(!vhca_counter_index_valid(vdev, counter)))
+		return;
+
+	spin_lock_bh(&vdev->counter_lock);
+	writeq(0, vhca_counter_slot(vdev, counter));
+	spin_unlock_bh(&vdev->counter_lock);
+}
+
+/*
+ * Replace the counter field of slot @index alone: the state is left as it
+ * is, so walkers keep resolving the key and I/O in flight goes on. A
+ * walker reads the field once per context, so it sees the old counter or
+ * the new one. When a counter was replaced, wait until no operation that
+ * found it can still add to it (the comment above vhca_counter_srcu).
+ */
+static int vhca_set_mkey_counter(struct mrc_device *mdev, u32 index,
+				 u32 counter)
+{
+	struct vhca_dev *vdev = mdev_to_vhca(mdev);
+	void __iomem *slot;
+	u32 old;
+
+	if (!vhca_mkey_index_valid(vdev, index) ||
+	    !vhca_counter_field_valid(vdev, counter))
+		return -EINVAL;
+
+	slot = vhca_mkc_slot(vdev, index);
+	old = readl(slot + VHCA_MKC_COUNTER);
+	writel(counter, slot + VHCA_MKC_COUNTER);
+	if (old && old != counter)
+		synchronize_srcu(&vhca_counter_srcu);
+
+	vhca_dbg_mkey(vdev, index, "counter %u (was %u)\n", counter, old);
+	return 0;
+}
+
 const struct mrc_hw_ops vhca_hw_ops = {
 	.fence = vhca_fence,
 	.invalidate_mkey = vhca_invalidate_mkey,
+	.read_counter = vhca_read_counter,
+	.reset_counter = vhca_reset_counter,
+	.set_mkey_counter = vhca_set_mkey_counter,
 	.write_mkey = vhca_write_mkey,
 	.write_xlt = vhca_write_xlt,
 };
+
+/**
+ * vhca_counted_begin - start an operation whose success may count
+ * @cnt: the operation's collection, empty on return
+ *
+ * Call before the operation's first walk; the walks it passes @cnt->ids
+ * to (vhca_access_counted()) add the counters of the contexts they
+ * resolve. Always end with vhca_counted_end().
+ *
+ * Context: any context but NMI; does not sleep.
+ */
+void vhca_counted_begin(struct vhca_counted *cnt)
+	__acquires(&vhca_counter_srcu)
+{
+	bitmap_zero(cnt->ids, VHCA_MAX_COUNTERS);
+	cnt->srcu = srcu_read_lock(&vhca_counter_srcu);
+}
+
+/**
+ * vhca_counted_end - end an operation, adding one to its counters
+ * @vdev: the device whose memory the walks resolved (the responder's)
+ * @cnt: from vhca_counted_begin()
+ * @success: the operation succeeded: each counter collected gets one;
+ *	otherwise none does
+ *
+ * Context: any context but NMI; does not sleep.
+ */
+void vhca_counted_end(struct vhca_dev *vdev, struct vhca_counted *cnt,
+		      bool success)
+	__releases(&vhca_counter_srcu)
+{
+	unsigned long bit;
+
+	if (success && !bitmap_empty(cnt->ids, VHCA_MAX_COUNTERS)) {
+		spin_lock_bh(&vdev->counter_lock);
+		for_each_set_bit(bit, cnt->ids, VHCA_MAX_COUNTERS) {
+			void __iomem *slot = vhca_counter_slot(vdev, bit);
+
+			writeq(readq(slot) + 1, slot);
+		}
+		spin_unlock_bh(&vdev->counter_lock);
+	}
+	srcu_read_unlock(&vhca_counter_srcu, cnt->srcu);
+}
 
 /**
  * vhca_read_mkey - decode an mkey context slot, as the device sees it
@@ -244,6 +387,7 @@ int vhca_read_mkey(struct vhca_dev *vdev, u32 index, struct mrc_mkey_ctx *out)
 	out->xlt_offset = readq(slot + VHCA_MKC_XLT_OFFSET);
 	out->xlt_entries = readl(slot + VHCA_MKC_XLT_ENTRIES);
 	out->qpn = readl(slot + VHCA_MKC_QPN);
+	out->counter = readl(slot + VHCA_MKC_COUNTER);
 	return 0;
 }
 
@@ -251,23 +395,29 @@ int vhca_read_mkey(struct vhca_dev *vdev, u32 index, struct mrc_mkey_ctx *out)
  * vhca_devmem_init - allocate a device's memory region
  * @vdev: the device; @vdev->mdev.caps gives the sizes
  *
- * The region is zeroed: every context slot starts INVALID and every
- * translation entry non-present.
+ * The region is zeroed: every context slot starts INVALID, every
+ * translation entry non-present and every counter 0.
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0; -EINVAL for more counters than VHCA_MAX_COUNTERS; -ENOMEM.
  */
 int vhca_devmem_init(struct vhca_dev *vdev)
 {
 	const struct mrc_caps *caps = &vdev->mdev.caps;
 	size_t mkc_size = (size_t)caps->max_mkeys * VHCA_MKC_SIZE;
+	size_t cnt_size = (size_t)caps->max_counters * VHCA_COUNTER_SIZE;
 	void *mem;
 
 	BUILD_BUG_ON(VHCA_MKC_RSVD1 > VHCA_MKC_SIZE);
+	BUILD_BUG_ON(VHCA_MKC_COUNTER + sizeof(u32) > VHCA_MKC_RSVD1);
 	BUILD_BUG_ON(!is_power_of_2(VHCA_MKC_SIZE));
+	BUILD_BUG_ON(VHCA_MAX_COUNTERS > MRC_MAX_COUNTERS);
 
-	mem = vzalloc(mkc_size + caps->xlt_size);
+	if (caps->max_counters > VHCA_MAX_COUNTERS)
+		return -EINVAL;
+	mem = vzalloc(mkc_size + caps->xlt_size + cnt_size);
 	if (!mem)
 		return -ENOMEM;
+	spin_lock_init(&vdev->counter_lock);
 
 	/*
 	 * The one place device memory is plain memory: from here on it is
@@ -277,7 +427,8 @@ int vhca_devmem_init(struct vhca_dev *vdev)
 	vdev->mem.base = (void __force __iomem *)mem;
 	vdev->mem.mkc = vdev->mem.base;
 	vdev->mem.xlt = vdev->mem.base + mkc_size;
-	vdev->mem.size = mkc_size + caps->xlt_size;
+	vdev->mem.cnt = vdev->mem.xlt + caps->xlt_size;
+	vdev->mem.size = mkc_size + caps->xlt_size + cnt_size;
 	return 0;
 }
 
@@ -291,6 +442,7 @@ void vhca_devmem_fini(struct vhca_dev *vdev)
 	vdev->mem.base = NULL;
 	vdev->mem.mkc = NULL;
 	vdev->mem.xlt = NULL;
+	vdev->mem.cnt = NULL;
 }
 
 static const char *const vhca_mkey_state_names[] = {

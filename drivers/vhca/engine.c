@@ -20,6 +20,14 @@
  * probed (walked without moving bytes) first, so a protection error is
  * found before the target is touched.
  *
+ * Counters: an incoming RDMA WRITE (with or without immediate) or atomic
+ * collects the counter slots of the contexts its remote walks resolve
+ * (vhca_counted_begin()), and once it has succeeded at the responder the
+ * engine adds one to each distinct one (vhca_counted_end()) before the
+ * requester's completion is posted. A failed operation, a READ and the
+ * local side of any operation (a receive's scatter, a READ response
+ * landing locally) add nothing.
+ *
  * Errors, as the requester sees them (Documentation/mrcore/vhca.rst):
  *   local SGE rejected by the walker            IB_WC_LOC_PROT_ERR
  *   message longer than VHCA_MAX_MSG_SIZE       IB_WC_LOC_LEN_ERR
@@ -174,6 +182,7 @@ static int vhca_sgl_move(struct vhca_sgl *sgl, u8 *buf, u64 len,
  * @qpn: the responder QP's number (a type 2 window's QP must match it)
  * @rkey: the rkey
  * @addr: next address
+ * @counters: the operation's counter set (a remote write's), or NULL
  */
 struct vhca_range {
 	struct vhca_dev *vdev;
@@ -181,6 +190,7 @@ struct vhca_range {
 	u32 qpn;
 	u32 rkey;
 	u64 addr;
+	unsigned long *counters;
 };
 
 static int vhca_range_move(struct vhca_range *r, u8 *buf, u64 len,
@@ -188,8 +198,8 @@ static int vhca_range_move(struct vhca_range *r, u8 *buf, u64 len,
 {
 	int err;
 
-	err = vhca_access(r->vdev, r->pdn, r->qpn, r->rkey, r->addr, buf, len,
-			  dir);
+	err = vhca_access_counted(r->vdev, r->pdn, r->qpn, r->rkey, r->addr,
+				  buf, len, dir, r->counters);
 	if (!err)
 		r->addr += len;
 	return err;
@@ -710,12 +720,13 @@ static enum ib_wc_status vhca_remote_status(int err)
  * Move the bytes of an RDMA WRITE (@write) or READ between @local, the
  * requester's SGEs, and the WQE's remote range on @peer. Zero bytes check
  * only that the responder QP allows the operation, not the rkey (IBTA).
+ * A WRITE's remote walks record their counters in @counters.
  */
 static enum ib_wc_status vhca_rdma_move(struct vhca_qp *qp,
 					struct vhca_send_wqe *wqe,
 					struct vhca_peer *peer,
 					struct vhca_sgl *local, u64 len,
-					bool write)
+					bool write, unsigned long *counters)
 {
 	struct vhca_range remote = {
 		.vdev = peer->vdev,
@@ -723,6 +734,7 @@ static enum ib_wc_status vhca_rdma_move(struct vhca_qp *qp,
 		.qpn = peer->qp->ibqp.qp_num,
 		.rkey = wqe->rdma.rkey,
 		.addr = wqe->rdma.remote_addr,
+		.counters = counters,
 	};
 	struct vhca_end l_end = {
 		.sgl = local,
@@ -753,11 +765,17 @@ static enum ib_wc_status vhca_rdma_move(struct vhca_qp *qp,
 	return vhca_remote_status(err);
 }
 
+/*
+ * An atomic on @peer, its original value landing in @dst. Both walks of
+ * the target record their counters in @counters: a successful atomic
+ * counts as a remote write whether or not a compare-and-swap swapped.
+ */
 static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 					struct vhca_send_wqe *wqe,
 					struct vhca_peer *peer,
 					struct vhca_sgl *dst,
-					enum ib_wc_status *status)
+					enum ib_wc_status *status,
+					unsigned long *counters)
 {
 	struct vhca_dev *rdev = peer->vdev;
 	u32 rpdn = peer->qp->pdn;
@@ -785,8 +803,9 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 	}
 
 	spin_lock_bh(&rdev->atomic_lock);
-	err = vhca_access(rdev, rpdn, rqpn, rkey, addr, &orig, sizeof(orig),
-			  VHCA_ACCESS_ATOMIC_READ);
+	err = vhca_access_counted(rdev, rpdn, rqpn, rkey, addr, &orig,
+				  sizeof(orig), VHCA_ACCESS_ATOMIC_READ,
+				  counters);
 	if (!err) {
 		if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP)
 			val = orig == wqe->atomic.compare_add ?
@@ -794,9 +813,10 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 		else
 			val = orig + wqe->atomic.compare_add;
 		if (val != orig || wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
-			err = vhca_access(rdev, rpdn, rqpn, rkey, addr, &val,
-					  sizeof(val),
-					  VHCA_ACCESS_ATOMIC_WRITE);
+			err = vhca_access_counted(rdev, rpdn, rqpn, rkey,
+						  addr, &val, sizeof(val),
+						  VHCA_ACCESS_ATOMIC_WRITE,
+						  counters);
 	}
 	spin_unlock_bh(&rdev->atomic_lock);
 	if (err) {
@@ -808,6 +828,53 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 			    VHCA_ACCESS_LOCAL_WRITE);
 	*status = err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 	return VHCA_DONE;
+}
+
+/*
+ * An RDMA WRITE, with or without immediate, to @peer. With immediate
+ * data a receive is consumed after the data lands; without one the
+ * responder NAKs (RNR) and the retry writes the same bytes again, as a
+ * retransmission would. The counters of the target count only the
+ * attempt that completes successfully.
+ */
+static enum vhca_verdict vhca_do_write(struct vhca_qp *qp,
+				       struct vhca_send_wqe *wqe,
+				       struct vhca_peer *peer,
+				       struct vhca_sgl *local, u64 len,
+				       enum ib_wc_status *status)
+{
+	enum vhca_verdict v = VHCA_DONE;
+	struct vhca_counted cnt;
+
+	vhca_counted_begin(&cnt);
+	*status = vhca_rdma_move(qp, wqe, peer, local, len, true, cnt.ids);
+	if (*status == IB_WC_SUCCESS &&
+	    wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+		struct vhca_sgl none;
+
+		vhca_sgl_init(&none, qp, NULL, 0);
+		v = vhca_deliver_send(qp, wqe, peer, &none, 0, len, status);
+	}
+	vhca_counted_end(peer->vdev, &cnt,
+			 v == VHCA_DONE && *status == IB_WC_SUCCESS);
+	return v;
+}
+
+/* An atomic to @peer; its target's counters count if it succeeds. */
+static enum vhca_verdict vhca_exec_atomic(struct vhca_qp *qp,
+					  struct vhca_send_wqe *wqe,
+					  struct vhca_peer *peer,
+					  struct vhca_sgl *dst,
+					  enum ib_wc_status *status)
+{
+	struct vhca_counted cnt;
+	enum vhca_verdict v;
+
+	vhca_counted_begin(&cnt);
+	v = vhca_do_atomic(qp, wqe, peer, dst, status, cnt.ids);
+	vhca_counted_end(peer->vdev, &cnt,
+			 v == VHCA_DONE && *status == IB_WC_SUCCESS);
+	return v;
 }
 
 /* --- the requester --- */
@@ -932,31 +999,18 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 		break;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		*status = vhca_rdma_move(qp, wqe, &peer, &sgl, len, true);
-		v = VHCA_DONE;
-		/*
-		 * With immediate data a receive is consumed after the data
-		 * lands; without one the responder NAKs (RNR) and the retry
-		 * writes the same bytes again, as a retransmission would.
-		 */
-		if (*status == IB_WC_SUCCESS &&
-		    wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
-			struct vhca_sgl none;
-
-			vhca_sgl_init(&none, qp, NULL, 0);
-			v = vhca_deliver_send(qp, wqe, &peer, &none, 0, len,
-					      status);
-		}
+		v = vhca_do_write(qp, wqe, &peer, &sgl, len, status);
 		*byte_len = len;
 		break;
 	case IB_WR_RDMA_READ:
-		*status = vhca_rdma_move(qp, wqe, &peer, &sgl, len, false);
+		*status = vhca_rdma_move(qp, wqe, &peer, &sgl, len, false,
+					 NULL);
 		v = VHCA_DONE;
 		*byte_len = len;
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		v = vhca_do_atomic(qp, wqe, &peer, &sgl, status);
+		v = vhca_exec_atomic(qp, wqe, &peer, &sgl, status);
 		*byte_len = sizeof(u64);
 		break;
 	default:

@@ -343,6 +343,7 @@ struct vhca_dev *vhca_dev_alloc(const char *name, struct net_device *ndev,
 	vdev->mdev.caps.xlt_size = xlt_size;
 	vdev->mdev.caps.page_size_bitmap = SZ_4K | SZ_2M | SZ_1G;
 	vdev->mdev.caps.flags = MRC_CAP_KLM | MRC_CAP_ODP;
+	vdev->mdev.caps.max_counters = VHCA_MAX_COUNTERS;
 	return vdev;
 }
 

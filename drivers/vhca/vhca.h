@@ -50,6 +50,8 @@
  *
  *   [0, max_mkeys * VHCA_MKC_SIZE)   mkey context table, slot i at i * 64
  *   [max_mkeys * VHCA_MKC_SIZE, +xlt_size)   translation area (MTT/KLM)
+ *   [... + xlt_size, + max_counters * 8)   counter table: slot i is a
+ *	little-endian u64 at i * 8; slot 0 is never used
  *
  * An mkey context slot, all fields little-endian. The state byte is
  * written last and read first: it publishes the rest of the slot.
@@ -67,7 +69,15 @@
 #define VHCA_MKC_XLT_OFFSET	0x20	/* u64: byte offset of first entry */
 #define VHCA_MKC_XLT_ENTRIES	0x28	/* u32: MTT/KLM entry count */
 #define VHCA_MKC_QPN		0x2c	/* u32: a type 2 window's QP, or 0 */
-#define VHCA_MKC_RSVD1		0x30	/* to the end of the slot: zero */
+#define VHCA_MKC_COUNTER	0x30	/* u32: counter slot, 0 = none */
+#define VHCA_MKC_RSVD1		0x34	/* to the end of the slot: zero */
+
+/*
+ * Counter table slots (caps.max_counters). The engine collects the
+ * counters of one operation in a bitmap of this many bits on its stack.
+ */
+#define VHCA_MAX_COUNTERS	1024
+#define VHCA_COUNTER_SIZE	8
 
 /*
  * The walker follows a KLM entry into the key it names, and that key's
@@ -85,12 +95,14 @@
  * @base: start of the region; only ever reached through io accessors
  * @mkc: mkey context table, @base + 0
  * @xlt: translation area, right after the context table
+ * @cnt: counter table, right after the translation area
  * @size: bytes in the region
  */
 struct vhca_devmem {
 	void __iomem *base;
 	void __iomem *mkc;
 	void __iomem *xlt;
+	void __iomem *cnt;
 	size_t size;
 };
 
@@ -112,6 +124,8 @@ struct vhca_devmem {
  *	under RCU and takes a reference
  * @wq: the DMA engine's workqueue: every QP's send queue runs on it
  * @atomic_lock: serialises atomics the device executes as responder
+ * @counter_lock: makes each read-modify-write of a counter table slot
+ *	atomic against the other engine workers and the CPU's reads and resets
  * @bounce: per possible CPU, a VHCA_BOUNCE_SIZE staging buffer the engine
  *	moves data through, used with preemption disabled
  * @fabric_node: entry on the loopback fabric's port list (fabric.c)
@@ -133,6 +147,7 @@ struct vhca_dev {
 	struct xarray qps;
 	struct workqueue_struct *wq;
 	spinlock_t atomic_lock;	/* serialises responder atomics */
+	spinlock_t counter_lock;	/* counter table read-modify-writes */
 	void **bounce;
 	struct list_head fabric_node;
 	struct list_head list;

@@ -44,7 +44,22 @@ void vhca_debugfs_init(struct vhca_dev *vdev, struct dentry *root);
 void vhca_debugfs_fini(struct vhca_dev *vdev);
 
 /* devmem.c */
+
+/**
+ * struct vhca_counted - the counters one remote write passes through
+ * @ids: counter slots of the contexts its walks resolved
+ * @srcu: read-side index of the counters' SRCU, held from
+ *	vhca_counted_begin() to vhca_counted_end()
+ */
+struct vhca_counted {
+	DECLARE_BITMAP(ids, VHCA_MAX_COUNTERS);
+	int srcu;
+};
+
 extern const struct mrc_hw_ops vhca_hw_ops;
+void vhca_counted_begin(struct vhca_counted *cnt);
+void vhca_counted_end(struct vhca_dev *vdev, struct vhca_counted *cnt,
+		      bool success);
 int vhca_devmem_init(struct vhca_dev *vdev);
 void vhca_devmem_fini(struct vhca_dev *vdev);
 int vhca_read_mkey(struct vhca_dev *vdev, u32 index, struct mrc_mkey_ctx *out);
@@ -179,5 +194,8 @@ void vhca_mkey_put(struct vhca_dev *vdev, u32 key);
 void vhca_mkey_drain(struct vhca_dev *vdev, u32 index);
 int vhca_access(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key, u64 iova,
 		void *buf, size_t len, enum vhca_access_dir dir);
+int vhca_access_counted(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,
+			u64 iova, void *buf, size_t len,
+			enum vhca_access_dir dir, unsigned long *counters);
 
 #endif /* _VHCA_LOC_H */

@@ -46,6 +46,12 @@
  * it bound the window); the rights of the keys an indirect key names
  * were checked by mrcore when it registered the indirect key, not by
  * this walk.
+ * Counters: a walk made for an operation that counts (a remote write or
+ * atomic, vhca_access_counted()) records the counter field of every
+ * context it resolves bytes through, at every level, in the operation's
+ * set; the engine adds one to each once the operation has succeeded
+ * (vhca_counted_end()). A counter the table does not have is a
+ * malformed context (-EINVAL), whether the walk records or not.
  * A walk goes at most VHCA_WALK_MAX_DEPTH keys deep, the key the
  * requester named included; a deeper one fails -EINVAL, so the
  * recursion is bounded whatever device memory holds (a KLM entry naming
@@ -95,6 +101,8 @@ static_assert(VHCA_WALK_MAX_DEPTH <= 8, "the walk recurses once per level");
  *	remote access), or 0 for none
  * @dir: direction and rights of the access
  * @buf: the next byte of the caller's buffer to fill or drain
+ * @counters: the operation's set of counter slots (VHCA_MAX_COUNTERS
+ *	bits) to record the contexts' counters in, or NULL
  */
 struct vhca_walk {
 	struct vhca_dev *vdev;
@@ -102,6 +110,7 @@ struct vhca_walk {
 	u32 qpn;
 	enum vhca_access_dir dir;
 	u8 *buf;
+	unsigned long *counters;
 };
 
 static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
@@ -435,6 +444,22 @@ static int vhca_check_range(const struct mrc_mkey_ctx *ctx, u64 iova, u64 len)
 }
 
 /*
+ * Record the context's counter in the operation's set. Only slots the
+ * table has are recorded; max_counters never exceeds the set's bits.
+ */
+static int vhca_record_counter(const struct vhca_walk *w,
+			       const struct mrc_mkey_ctx *ctx)
+{
+	if (!ctx->counter)
+		return 0;
+	if (ctx->counter >= w->vdev->mdev.caps.max_counters)
+		return -EINVAL;
+	if (w->counters)
+		__set_bit(ctx->counter, w->counters);
+	return 0;
+}
+
+/*
  * One key's part of the walk. PD and rights are checked for the key the
  * requester named (no @parent); a key reached through a KLM entry of
  * @parent is checked against @parent's PD instead.
@@ -460,6 +485,9 @@ static int vhca_walk_ctx(struct vhca_walk *w, u32 key,
 		return 0;
 
 	err = vhca_check_range(ctx, iova, len);
+	if (err)
+		return err;
+	err = vhca_record_counter(w, ctx);
 	if (err)
 		return err;
 
@@ -497,6 +525,41 @@ static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
 }
 
 /**
+ * vhca_access_counted - vhca_access(), recording the contexts' counters
+ * @vdev: the device
+ * @pdn: PD number of the requester
+ * @qpn: number of the QP the access is made on, as for vhca_access()
+ * @key: lkey or rkey
+ * @iova: first address, in the key's address space
+ * @buf: kernel buffer, or NULL to check the walk without moving bytes
+ * @len: bytes
+ * @dir: enum vhca_access_dir
+ * @counters: the operation's set (struct vhca_counted's ids), or NULL:
+ *	the counter slot of every context the walk resolves bytes through
+ *	is set in it, the key @key names included, so the engine can add
+ *	to each once when the operation succeeds. Bits of a failed walk
+ *	may have been set.
+ *
+ * Context: any context but NMI; does not sleep.
+ * Return: as vhca_access().
+ */
+int vhca_access_counted(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,
+			u64 iova, void *buf, size_t len,
+			enum vhca_access_dir dir, unsigned long *counters)
+{
+	struct vhca_walk w = {
+		.vdev = vdev,
+		.pdn = pdn,
+		.qpn = qpn,
+		.dir = dir,
+		.buf = buf,
+		.counters = counters,
+	};
+
+	return vhca_walk_key(&w, key, iova, len, NULL, 0);
+}
+
+/**
  * vhca_access - vhca_dev_access() for the driver's own callers (the engine)
  * @vdev: the device
  * @pdn: PD number of the requester
@@ -515,15 +578,8 @@ static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
 int vhca_access(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key, u64 iova,
 		void *buf, size_t len, enum vhca_access_dir dir)
 {
-	struct vhca_walk w = {
-		.vdev = vdev,
-		.pdn = pdn,
-		.qpn = qpn,
-		.dir = dir,
-		.buf = buf,
-	};
-
-	return vhca_walk_key(&w, key, iova, len, NULL, 0);
+	return vhca_access_counted(vdev, pdn, qpn, key, iova, buf, len, dir,
+				   NULL);
 }
 
 /**

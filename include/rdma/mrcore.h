@@ -82,6 +82,10 @@ enum mrc_cap_flags {
  * @page_size_bitmap: page sizes MTT entries may describe; must include
  *	PAGE_SIZE
  * @flags: enum mrc_cap_flags
+ * @max_counters: slots of the device's counter table, 0 or in [2,
+ *	MRC_MAX_COUNTERS]; slot 0 is never used (a context's counter 0 means
+ *	"none"), so max_counters - 1 counters can be live at once. 0: the
+ *	device counts nothing and mrc_alloc_counter() fails -EOPNOTSUPP
  */
 struct mrc_caps {
 	u32 max_mkeys;
@@ -89,7 +93,11 @@ struct mrc_caps {
 	u64 xlt_size;
 	unsigned long page_size_bitmap;
 	u32 flags;
+	u32 max_counters;
 };
+
+/* Largest counter table a device may have (mrc_caps.max_counters). */
+#define MRC_MAX_COUNTERS	BIT(16)
 
 enum mrc_mkey_state {
 	MRC_MKEY_INVALID = 0,	/* slot unused or revoked: every access fails */
@@ -134,6 +142,9 @@ enum mrc_access_mode {
  * @xlt_entries: number of MTT/KLM entries
  * @qpn: a type 2 memory window's QP: remote accesses through the key are
  *	allowed only on the QP with this number; 0 for every other key
+ * @counter: slot of the device's counter table that counts remote writes
+ *	through this context (struct mrc_counter), 0 for none; a memory
+ *	window's context has none (writes through it count on its MR's)
  *
  * The backend encodes this into its own device-memory layout.
  */
@@ -149,6 +160,7 @@ struct mrc_mkey_ctx {
 	u64 xlt_offset;
 	u32 xlt_entries;
 	u32 qpn;
+	u32 counter;
 };
 
 /**
@@ -169,7 +181,15 @@ struct mrc_mkey_ctx {
  *	window), so a rereg of a key in use by a peer can fail that I/O.
  * @write_xlt: copy @len bytes of encoded entries to byte @offset of the
  *	translation area.
+ * @read_counter: the value of counter slot @counter (1 .. max_counters - 1).
+ * @reset_counter: set counter slot @counter to 0.
+ * @set_mkey_counter: set only the counter field of context slot @index to
+ *	@counter (0: none), whatever the slot's state, without revoking it:
+ *	accesses through the key go on. When the field held a counter
+ *	before, return only when no remote write that found that counter in
+ *	the context can still add to it.
  *
+ * The three counter ops are needed only with caps.max_counters > 0.
  * All ops may sleep. A non-zero return is a negative errno and leaves the
  * device as it was before the call.
  */
@@ -180,6 +200,10 @@ struct mrc_hw_ops {
 			  const struct mrc_mkey_ctx *ctx);
 	int (*write_xlt)(struct mrc_device *mdev, u64 offset, const void *src,
 			 size_t len);
+	u64 (*read_counter)(struct mrc_device *mdev, u32 counter);
+	void (*reset_counter)(struct mrc_device *mdev, u32 counter);
+	int (*set_mkey_counter)(struct mrc_device *mdev, u32 index,
+				u32 counter);
 };
 
 /**
@@ -263,6 +287,9 @@ enum mrc_stage {
  * @inject: armed failure injection, 0 when disarmed; see mrc_inject()
  * @stats_injected: failures injected, per enum mrc_stage
  * @debugfs: this device's debugfs directory, or NULL
+ * @counter_map: counter slots in use (bit 0 always set), allocated with
+ *	the first counter and freed with the last; under counter.c's mutex
+ * @num_counters: live counters; under counter.c's mutex
  */
 struct mrc_device {
 	const char *name;
@@ -297,6 +324,8 @@ struct mrc_device {
 	struct dentry *debugfs;
 };
 
+	unsigned long *counter_map;
+	u32 num_counters;
 /**
  * struct mrc_pd - a protection domain, embedded in the caller's PD object
  * @mdev: owning device
@@ -443,6 +472,7 @@ struct mrc_umem;
  * @mdev: device
  * @pd: protection domain
  * @type: enum mrc_mr_type
+struct mrc_counter;
  * @key: lkey == rkey; kept across rereg
  * @access: MRC_ACCESS_* as registered
  * @iova: first address the key covers (0 for ZERO_BASED)
@@ -464,6 +494,9 @@ struct mrc_umem;
  *	fast-reg MR) REG_MR and invalidation
  * @rcu: the MR is the owner of its key, so it is freed after a grace period
  *
+ * @counter: the counter remote writes into the MR count on, or NULL;
+ *	written under @lock (mrc_mr_bind_counter()), and every context of
+ *	the MR mrcore writes carries it
  * Everything but @num_mw is written only under @lock, by rereg; readers
  * that do not hold @lock see the values of the registration that was live
  * when they looked the key up, or of a later one.
@@ -491,6 +524,7 @@ struct mrc_mr {
 };
 
 /* Rereg flags: the IB_MR_REREG_* values. */
+	struct mrc_counter *counter;
 #define MRC_REREG_TRANS		BIT(0)
 #define MRC_REREG_PD		BIT(1)
 #define MRC_REREG_ACCESS	BIT(2)
@@ -609,6 +643,47 @@ int mrc_mw_unbind_qp(struct mrc_device *mdev, u32 qpn);
  * itself be indirect, to a nesting depth of MRC_INDIRECT_MAX_DEPTH: a
  * memory region has depth 0, an indirect key 1 + the largest depth of the
  * keys it names.
+/*
+ * Counters (the fi_mr_bind() model): a slot of the device's counter
+ * table, bound to memory regions whose writes it counts. The device adds
+ * one to each distinct counter of the contexts an incoming RDMA WRITE
+ * (with or without immediate) or atomic passed through, once the
+ * operation has succeeded at the responder; failed operations, reads and
+ * local writes add nothing. A write through a memory window or an
+ * indirect key counts on the counter of the MR it lands in (and on the
+ * indirect key's own, if it has one). Documentation/mrcore/counters.rst
+ * has the rules and errnos.
+ */
+#define MRC_COUNT_REMOTE_WRITE	BIT(0)	/* count remote writes and atomics */
+
+/**
+ * struct mrc_counter - a counter of the device's counter table
+ * @mdev: device
+ * @index: its slot, 1 .. caps.max_counters - 1
+ * @num_mrs: memory regions bound to it; mrc_free_counter() fails -EBUSY
+ *	while non-zero. Changed under the bound MR's lock
+ */
+struct mrc_counter {
+	struct mrc_device *mdev;
+	u32 index;
+	atomic_t num_mrs;
+};
+
+/* The counter slot the contexts of @mr carry, 0 for none; under @mr->lock. */
+static inline u32 mrc_mr_counter_index(const struct mrc_mr *mr)
+{
+	return mr->counter ? mr->counter->index : 0;
+}
+
+/* counter.c */
+struct mrc_counter *mrc_alloc_counter(struct mrc_device *mdev);
+int mrc_free_counter(struct mrc_counter *c);
+int mrc_mr_bind_counter(struct mrc_mr *mr, struct mrc_counter *c, u32 flags);
+u64 mrc_counter_read(const struct mrc_counter *c);
+void mrc_counter_reset(struct mrc_counter *c);
+/* mrcore's own, for mrc_dereg_mr(); not exported. */
+void mrc_mr_drop_counter(struct mrc_mr *mr);
+
  */
 #define MRC_INDIRECT_MAX_DEPTH	3
 /*
