@@ -186,8 +186,9 @@ static void mrc_fmr_free_ctx(const struct mrc_fmr *fmr,
 }
 
 /*
- * Key, translation space for both tables, then the FREE context. On
- * failure everything is undone.
+ * Key (the requested one in @fmr->mr.key, if not 0), translation space
+ * for both tables, then the FREE context. On failure everything is
+ * undone and the key given back.
  */
 static int mrc_fmr_install(struct mrc_fmr *fmr)
 {
@@ -196,11 +197,15 @@ static int mrc_fmr_install(struct mrc_fmr *fmr)
 	struct mrc_mkey_ctx ctx;
 	int ret;
 
-	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC))
+	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC)) {
+		mr->key = 0;
 		return -ENOSPC;
-	ret = mrc_mkey_alloc(mdev, mr, &mr->key);
-	if (ret)
+	}
+	ret = mrc_mkey_take(mdev, mr, MRC_MKEY_KIND_MR, mr->key, &mr->key);
+	if (ret) {
+		mr->key = 0;
 		return ret;
+	}
 
 	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC)) {
 		ret = -ENOSPC;
@@ -233,9 +238,9 @@ out_free_key:
 	return ret;
 }
 
-/* A checked allocation: an FMR of no pool. */
+/* A checked allocation: an FMR of no pool, with @key (0: any). */
 static struct mrc_fmr *mrc_fmr_create(struct mrc_pd *pd, u32 access,
-				      const struct mrc_fmr_attr *attr)
+				      const struct mrc_fmr_attr *attr, u32 key)
 {
 	struct mrc_fmr *fmr;
 	int ret;
@@ -248,6 +253,7 @@ static struct mrc_fmr *mrc_fmr_create(struct mrc_pd *pd, u32 access,
 	fmr->mr.type = MRC_MR_FMR;
 	fmr->mr.mode = MRC_ACCESS_MODE_MTT;
 	fmr->mr.access = access;
+	fmr->mr.key = key;
 	atomic_set(&fmr->mr.num_mw, 0);
 	mutex_init(&fmr->mr.lock);
 	fmr->max_pages = attr->max_pages;
@@ -291,18 +297,57 @@ static struct mrc_fmr *mrc_fmr_create(struct mrc_pd *pd, u32 access,
 struct mrc_mr *mrc_alloc_fmr(struct mrc_pd *pd, u32 access,
 			     const struct mrc_fmr_attr *attr)
 {
+	struct mrc_reg_attr rattr = {
+		.type = MRC_MR_FMR,
+		.access = access,
+		.fmr = attr,
+	};
+
+	return mrc_reg_mr(pd, &rattr);
+}
+EXPORT_SYMBOL_GPL(mrc_alloc_fmr);
+
+/**
+ * mrc_fmr_check_reg_attr - the checks of an FMR before allocating
+ * @pd: a checked protection domain
+ * @attr: type MRC_MR_FMR; its key is checked by the caller
+ *
+ * Context: any context.
+ * Return: 0, or the errno mrc_alloc_fmr() fails with for @attr->fmr and
+ * @attr->access.
+ */
+int mrc_fmr_check_reg_attr(const struct mrc_pd *pd,
+			   const struct mrc_reg_attr *attr)
+{
+	return mrc_fmr_check_attr(pd, attr->access, attr->fmr);
+}
+
+/**
+ * mrc_fmr_reg_attr - allocate an FMR
+ * @pd: a checked protection domain
+ * @attr: type MRC_MR_FMR; a requested key is checked by the caller
+ *
+ * The body of mrc_alloc_fmr(), which is mrc_reg_mr() with key 0. A
+ * requested key is the FMR's key while it is unmapped after allocation;
+ * the first map moves it to the next variant, as every map does.
+ *
+ * Context: process context; may sleep.
+ * Return: the MR, or the ERR_PTR() of mrc_alloc_fmr().
+ */
+struct mrc_mr *mrc_fmr_reg_attr(struct mrc_pd *pd,
+				const struct mrc_reg_attr *attr)
+{
 	struct mrc_fmr *fmr;
 	int ret;
 
-	ret = mrc_fmr_check_attr(pd, access, attr);
+	ret = mrc_fmr_check_reg_attr(pd, attr);
 	if (ret)
 		return ERR_PTR(ret);
-	fmr = mrc_fmr_create(pd, access, attr);
+	fmr = mrc_fmr_create(pd, attr->access, attr->fmr, attr->key);
 	if (IS_ERR(fmr))
 		return ERR_CAST(fmr);
 	return &fmr->mr;
 }
-EXPORT_SYMBOL_GPL(mrc_alloc_fmr);
 
 /*
  * The checks of a map, against the FMR's state under its lock; the
@@ -412,6 +457,7 @@ static int mrc_fmr_map_locked(struct mrc_fmr *fmr, const u64 *pages,
 		.length = length,
 		.xlt_offset = offset,
 		.xlt_entries = npages,
+		.counter = mrc_mr_counter_index(mr),
 	};
 	/* Returns once no access through the previous context is running. */
 	ret = mdev->ops->write_mkey(mdev, mrc_key_index(key), &ctx);
@@ -457,7 +503,6 @@ static int mrc_fmr_map(struct mrc_fmr *fmr, const u64 *pages, u32 npages,
  *
  * The mapping covers (@npages << page_shift) - (@iova & (page size - 1))
  * bytes from @iova. Writes @npages MTT entries (the DMA address |
-		.counter = mrc_mr_counter_index(mr),
  * MRC_MTT_READ, and MRC_MTT_WRITE for writable rights) into the table the
  * live context does not use, fences once, then writes the context VALID
  * with the next variant of the key: @mr->key is the new key from then on,
@@ -820,7 +865,7 @@ static int mrc_fmr_pool_add(struct mrc_fmr_pool *pool, u32 i,
 		if (!pages)
 			return -ENOMEM;
 	}
-	fmr = mrc_fmr_create(pool->pd, pool->param.access, attr);
+	fmr = mrc_fmr_create(pool->pd, pool->param.access, attr, 0);
 	if (IS_ERR(fmr)) {
 		kfree(pages);
 		return PTR_ERR(fmr);

@@ -182,8 +182,9 @@ static void mrc_frmr_count(struct mrc_mr *mr)
 }
 
 /*
- * Key, translation space, then the FREE context. On failure everything is
- * undone; a lookup that found the key meanwhile has left again.
+ * Key (the requested one in @frmr->mr.key, if not 0), translation space,
+ * then the FREE context. On failure everything is undone, the key given
+ * back; a lookup that found the key meanwhile has left again.
  */
 static int mrc_frmr_install(struct mrc_frmr *frmr)
 {
@@ -192,11 +193,15 @@ static int mrc_frmr_install(struct mrc_frmr *frmr)
 	struct mrc_mkey_ctx ctx;
 	int ret;
 
-	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC))
+	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC)) {
+		mr->key = 0;
 		return -ENOSPC;
-	ret = mrc_mkey_alloc(mdev, mr, &mr->key);
-	if (ret)
+	}
+	ret = mrc_mkey_take(mdev, mr, MRC_MKEY_KIND_MR, mr->key, &mr->key);
+	if (ret) {
+		mr->key = 0;
 		return ret;
+	}
 
 	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC)) {
 		ret = -ENOSPC;
@@ -231,9 +236,12 @@ out_free_key:
 	return ret;
 }
 
-/* Allocate and install a fast-reg MR of either mode; arguments checked. */
+/*
+ * Allocate and install a fast-reg MR of either mode, with @key (0: any);
+ * arguments checked.
+ */
 static struct mrc_mr *mrc_frmr_create(struct mrc_pd *pd, u8 mode,
-				      u32 max_entries)
+				      u32 max_entries, u32 key)
 {
 	struct mrc_frmr *frmr;
 	int ret;
@@ -243,6 +251,7 @@ static struct mrc_mr *mrc_frmr_create(struct mrc_pd *pd, u8 mode,
 		return ERR_PTR(-ENOMEM);
 	mrc_mr_init(&frmr->mr, pd, MRC_MR_FAST_REG, 0);
 	frmr->mr.mode = mode;
+	frmr->mr.key = key;
 	frmr->max_pages = max_entries;
 	frmr->state = MRC_MKEY_INVALID;
 
@@ -279,11 +288,12 @@ out_free_frmr:
  */
 struct mrc_mr *mrc_alloc_frmr(struct mrc_pd *pd, u32 max_pages)
 {
-	if (mrc_check_pd(pd))
-		return ERR_PTR(-EINVAL);
-	if (!max_pages || max_pages > mrc_frmr_max_pages(pd->mdev))
-		return ERR_PTR(-EINVAL);
-	return mrc_frmr_create(pd, MRC_ACCESS_MODE_MTT, max_pages);
+	struct mrc_reg_attr attr = {
+		.type = MRC_MR_FAST_REG,
+		.frmr = { .max_entries = max_pages },
+	};
+
+	return mrc_reg_mr(pd, &attr);
 }
 EXPORT_SYMBOL_GPL(mrc_alloc_frmr);
 
@@ -306,15 +316,64 @@ EXPORT_SYMBOL_GPL(mrc_alloc_frmr);
  */
 struct mrc_mr *mrc_alloc_frmr_sg_gaps(struct mrc_pd *pd, u32 max_entries)
 {
-	if (mrc_check_pd(pd))
-		return ERR_PTR(-EINVAL);
-	if (!max_entries || max_entries > mrc_frmr_max_klm(pd->mdev))
-		return ERR_PTR(-EINVAL);
-	if (!(pd->mdev->caps.flags & MRC_CAP_KLM))
-		return ERR_PTR(-EOPNOTSUPP);
-	return mrc_frmr_create(pd, MRC_ACCESS_MODE_KLM, max_entries);
+	struct mrc_reg_attr attr = {
+		.type = MRC_MR_FAST_REG,
+		.frmr = { .max_entries = max_entries, .sg_gaps = true },
+	};
+
+	return mrc_reg_mr(pd, &attr);
 }
 EXPORT_SYMBOL_GPL(mrc_alloc_frmr_sg_gaps);
+
+/**
+ * mrc_frmr_check_attr - the checks of a fast-reg MR before allocating
+ * @pd: a checked protection domain
+ * @attr: type MRC_MR_FAST_REG; its key is checked by the caller
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL for access rights (a REG_MR brings them) or a bad
+ * max_entries; -EOPNOTSUPP for SG_GAPS on a device without MRC_CAP_KLM.
+ */
+int mrc_frmr_check_attr(const struct mrc_pd *pd,
+			const struct mrc_reg_attr *attr)
+{
+	u32 n = attr->frmr.max_entries;
+
+	if (attr->access)
+		return -EINVAL;
+	if (!attr->frmr.sg_gaps)
+		return n && n <= mrc_frmr_max_pages(pd->mdev) ? 0 : -EINVAL;
+	if (!n || n > mrc_frmr_max_klm(pd->mdev))
+		return -EINVAL;
+	if (!(pd->mdev->caps.flags & MRC_CAP_KLM))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/**
+ * mrc_frmr_reg_attr - allocate a fast-reg MR of either mode
+ * @pd: a checked protection domain
+ * @attr: type MRC_MR_FAST_REG; a requested key is checked by the caller
+ *
+ * The body of mrc_alloc_frmr() and mrc_alloc_frmr_sg_gaps(), which are
+ * mrc_reg_mr() with key 0. A requested key is the MR's key in its FREE
+ * context, and the key the first REG_MR moves on from.
+ *
+ * Context: process context; may sleep.
+ * Return: the MR, or the ERR_PTR() of those functions.
+ */
+struct mrc_mr *mrc_frmr_reg_attr(struct mrc_pd *pd,
+				 const struct mrc_reg_attr *attr)
+{
+	int ret;
+
+	ret = mrc_frmr_check_attr(pd, attr);
+	if (ret)
+		return ERR_PTR(ret);
+	return mrc_frmr_create(pd, attr->frmr.sg_gaps ? MRC_ACCESS_MODE_KLM :
+				   MRC_ACCESS_MODE_MTT,
+			       attr->frmr.max_entries, attr->key);
+}
 
 /**
  * mrc_dealloc_frmr - deregister a fast-registration MR and free it
@@ -444,6 +503,8 @@ static int mrc_frmr_go_valid(struct mrc_frmr *frmr, struct mrc_mkey_ctx *ctx,
 	ctx->pdn = mr->pd->pdn;
 	ctx->access = access & MRC_ACCESS_HW_MASK;
 	ctx->xlt_offset = mr->xlt.offset;
+	/* A REG_MR after a bind keeps counting. */
+	ctx->counter = mrc_mr_counter_index(mr);
 	/* A FREE slot has no walkers: this does not wait. */
 	ret = mdev->ops->write_mkey(mdev, mrc_key_index(ctx->key), ctx);
 	if (ret)
@@ -503,8 +564,6 @@ static int mrc_frmr_reg_locked(struct mrc_frmr *frmr, u32 key, u64 iova,
  * Writes @npages MTT entries (the DMA address | MRC_MTT_READ, and
  * MRC_MTT_WRITE for writable rights) over the MR's translation space,
  * fences once, then writes the context VALID with @key, @iova, @length,
-	/* A REG_MR after a bind keeps counting. */
-	ctx->counter = mrc_mr_counter_index(mr);
  * @access and @page_shift. From then on @key is the MR's key:
  * mrc_mkey_owner() finds the MR by it and no longer by the previous one.
  * Allocates nothing.

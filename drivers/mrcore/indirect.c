@@ -206,7 +206,10 @@ static int mrc_indirect_write_klm(struct mrc_mr *mr,
 	return mrc_write_xlt(mr->mdev, offset, buf, n * sizeof(*buf));
 }
 
-/* Key, translation space, entries, fence, the VALID context; or undone. */
+/*
+ * Key (the requested one in @mr->key, if not 0), translation space,
+ * entries, fence, the VALID context; or all undone, the key given back.
+ */
 static int mrc_indirect_install(struct mrc_mr *mr,
 				const struct mrc_key_range *ranges,
 				unsigned int nranges)
@@ -215,11 +218,15 @@ static int mrc_indirect_install(struct mrc_mr *mr,
 	struct mrc_mkey_ctx ctx;
 	int ret;
 
-	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC))
+	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC)) {
+		mr->key = 0;
 		return -ENOSPC;
-	ret = mrc_mkey_alloc(mdev, mr, &mr->key);
-	if (ret)
+	}
+	ret = mrc_mkey_take(mdev, mr, MRC_MKEY_KIND_MR, mr->key, &mr->key);
+	if (ret) {
+		mr->key = 0;
 		return ret;
+	}
 
 	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC)) {
 		ret = -ENOSPC;
@@ -303,41 +310,106 @@ struct mrc_mr *mrc_reg_indirect(struct mrc_pd *pd,
 				const struct mrc_key_range *ranges,
 				unsigned int nranges, u64 iova, u32 access)
 {
+	struct mrc_reg_attr attr = {
+		.type = MRC_MR_INDIRECT,
+		.access = access,
+		.iova = iova,
+		.indirect = { .ranges = ranges, .nranges = nranges },
+	};
+
+	return mrc_reg_mr(pd, &attr);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_indirect);
+
+/*
+ * The checks of an indirect key before allocating: its own arguments,
+ * then every range; the depth, entries and length it will have.
+ */
+static int mrc_indirect_prepare(const struct mrc_pd *pd,
+				const struct mrc_reg_attr *attr, u64 *iova,
+				unsigned int *depth, u32 *nentries,
+				u64 *length)
+{
+	u32 access = attr->access;
+	int ret;
+
+	ret = mrc_check_access(access);
+	if (ret)
+		return ret;
+	if ((access & MRC_ACCESS_MW_BIND) || !attr->indirect.ranges ||
+	    !attr->indirect.nranges)
+		return -EINVAL;
+	if (!(pd->mdev->caps.flags & MRC_CAP_KLM))
+		return -EOPNOTSUPP;
+	*iova = access & MRC_ACCESS_ZERO_BASED ? 0 : attr->iova;
+	return mrc_indirect_check(pd, attr->indirect.ranges,
+				  attr->indirect.nranges, *iova, access, depth,
+				  nentries, length);
+}
+
+/**
+ * mrc_indirect_check_attr - the checks of an indirect key
+ * @pd: a checked protection domain
+ * @attr: type MRC_MR_INDIRECT; its key is checked by the caller
+ *
+ * The named keys are looked up now: a snapshot, which the registration
+ * itself checks again.
+ *
+ * Context: any context.
+ * Return: 0, or the errno mrc_reg_indirect() fails with first.
+ */
+int mrc_indirect_check_attr(const struct mrc_pd *pd,
+			    const struct mrc_reg_attr *attr)
+{
+	unsigned int depth;
+	u32 nentries;
+	u64 iova, length;
+
+	return mrc_indirect_prepare(pd, attr, &iova, &depth, &nentries,
+				    &length);
+}
+
+/**
+ * mrc_indirect_reg_attr - register an indirect key
+ * @pd: a checked protection domain
+ * @attr: type MRC_MR_INDIRECT; a requested key is checked by the caller
+ *
+ * The body of mrc_reg_indirect(), which is mrc_reg_mr() with key 0.
+ *
+ * Context: process context; may sleep.
+ * Return: the MR, or the ERR_PTR() of mrc_reg_indirect().
+ */
+struct mrc_mr *mrc_indirect_reg_attr(struct mrc_pd *pd,
+				     const struct mrc_reg_attr *attr)
+{
 	struct mrc_indirect *ind;
 	unsigned int depth;
 	u32 nentries;
-	u64 length;
+	u64 iova, length;
 	int ret;
 
-	ret = mrc_check_pd(pd) ?: mrc_check_access(access);
-	if (ret)
-		return ERR_PTR(ret);
-	if ((access & MRC_ACCESS_MW_BIND) || !ranges || !nranges)
-		return ERR_PTR(-EINVAL);
-	if (!(pd->mdev->caps.flags & MRC_CAP_KLM))
-		return ERR_PTR(-EOPNOTSUPP);
-	if (access & MRC_ACCESS_ZERO_BASED)
-		iova = 0;
-	ret = mrc_indirect_check(pd, ranges, nranges, iova, access, &depth,
-				 &nentries, &length);
+	ret = mrc_indirect_prepare(pd, attr, &iova, &depth, &nentries,
+				   &length);
 	if (ret)
 		return ERR_PTR(ret);
 
 	ind = kzalloc(sizeof(*ind), GFP_KERNEL);
 	if (!ind)
 		return ERR_PTR(-ENOMEM);
-	mrc_mr_init(&ind->mr, pd, MRC_MR_INDIRECT, access);
+	mrc_mr_init(&ind->mr, pd, MRC_MR_INDIRECT, attr->access);
 	ind->depth = depth;
+	ind->mr.key = attr->key;
 	ind->mr.mode = MRC_ACCESS_MODE_KLM;
 	ind->mr.iova = iova;
 	ind->mr.length = length;
 	ind->mr.nentries = nentries;
 
-	ret = mrc_indirect_install(&ind->mr, ranges, nranges);
+	ret = mrc_indirect_install(&ind->mr, attr->indirect.ranges,
+				   attr->indirect.nranges);
 	if (ret)
 		goto out_free;
 	mrc_dbg(pd->mdev, "MR[0x%08x] %s: ranges %u entries %u depth %u\n",
-		ind->mr.key, __func__, nranges, nentries, depth);
+		ind->mr.key, __func__, attr->indirect.nranges, nentries, depth);
 	return &ind->mr;
 
 out_free:
@@ -346,4 +418,3 @@ out_free:
 	kfree_rcu(ind, mr.rcu);
 	return ERR_PTR(ret);
 }
-EXPORT_SYMBOL_GPL(mrc_reg_indirect);

@@ -131,6 +131,20 @@ int mrc_mkey_alloc(struct mrc_device *mdev, void *owner, u32 *key)
 }
 EXPORT_SYMBOL_GPL(mrc_mkey_alloc);
 
+/* Both phases of an exact allocation; -ENOKEY if @index is taken. */
+static int mrc_mkey_insert_at(struct mrc_device *mdev, u32 index, u8 variant,
+			      void *owner, enum mrc_mkey_kind kind)
+{
+	int ret;
+
+	xa_lock(&mdev->mkeys);
+	ret = __xa_insert(&mdev->mkeys, index, NULL, GFP_KERNEL);
+	if (!ret)
+		mrc_mkey_publish(mdev, index, variant, owner, kind);
+	xa_unlock(&mdev->mkeys);
+	return ret == -EBUSY ? -ENOKEY : ret;
+}
+
 /**
  * mrc_mkey_alloc_at - allocate one exact, caller-chosen memory key
  * @mdev: registered device
@@ -150,20 +164,97 @@ int mrc_mkey_alloc_at(struct mrc_device *mdev, void *owner, u32 key)
 	if (!mrc_mkey_index_valid(mdev, index))
 		return -EKEYREJECTED;
 
-	xa_lock(&mdev->mkeys);
-	ret = __xa_insert(&mdev->mkeys, index, NULL, GFP_KERNEL);
-	if (ret) {
-		xa_unlock(&mdev->mkeys);
-		return ret == -EBUSY ? -ENOKEY : ret;
-	}
-	mrc_mkey_publish(mdev, index, mrc_key_variant(key), owner,
-			 MRC_MKEY_KIND_MR);
-	xa_unlock(&mdev->mkeys);
+	ret = mrc_mkey_insert_at(mdev, index, mrc_key_variant(key), owner,
+				 MRC_MKEY_KIND_MR);
+	if (ret)
+		return ret;
 
 	mrc_mkey_count(mdev, key);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(mrc_mkey_alloc_at);
+
+/* Allocated, as an owner or a reservation (xa_load() hides those). */
+static bool mrc_mkey_index_used(struct mrc_device *mdev, u32 index)
+{
+	XA_STATE(xas, &mdev->mkeys, index);
+	bool used;
+
+	xa_lock(&mdev->mkeys);
+	used = xas_load(&xas);
+	xa_unlock(&mdev->mkeys);
+	return used;
+}
+
+/**
+ * mrc_mkey_check_req - may a registration ask for this exact key?
+ * @mdev: registered device
+ * @key: the key asked for (index and variant); 0 asks for none
+ *
+ * The checks of a requested key before anything is allocated: a valid
+ * index that is not the local DMA key's, and not in use. In use is a
+ * snapshot: the allocation itself (mrc_mkey_take()) can still find the
+ * index taken meanwhile and fail -ENOKEY then.
+ *
+ * Context: process or softirq context; takes the mkeys lock.
+ * Return: 0 (also for @key 0); -EINVAL for index 0, an index >=
+ * caps.max_mkeys or the local DMA key's index; -ENOKEY if the index is
+ * in use, with any variant.
+ */
+int mrc_mkey_check_req(struct mrc_device *mdev, u32 key)
+{
+	u32 index = mrc_key_index(key);
+
+	if (!key)
+		return 0;
+	if (!mrc_mkey_index_valid(mdev, index) ||
+	    index == mrc_key_index(mdev->local_dma_lkey))
+		return -EINVAL;
+	return mrc_mkey_index_used(mdev, index) ? -ENOKEY : 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_mkey_check_req);
+
+/**
+ * mrc_mkey_take - give an owner the key it asked for, or any key
+ * @mdev: registered device
+ * @owner: as for mrc_mkey_alloc_kind()
+ * @kind: what @owner is
+ * @want: the exact key wanted (index and variant, checked by
+ *	mrc_mkey_check_req()), or 0 for the next free one
+ * @key: on success, the key: @want if it was not 0
+ *
+ * A requested key keeps its variant as asked, as mrc_mkey_alloc_at()
+ * does; the next allocation of the index after it is freed moves on from
+ * that variant.
+ *
+ * Context: process context; may sleep.
+ * Return: 0; the errors of mrc_mkey_alloc_kind() for @want 0; for a
+ * requested key -EINVAL (a key mrc_mkey_check_req() refuses), -ENOKEY if
+ * its index is in use, or -ENOMEM.
+ */
+int mrc_mkey_take(struct mrc_device *mdev, void *owner,
+		  enum mrc_mkey_kind kind, u32 want, u32 *key)
+{
+	int ret;
+
+	if (!want)
+		return mrc_mkey_alloc_kind(mdev, owner, kind, key);
+	if (!mrc_mkey_kind_ok(owner, kind))
+		return -EINVAL;
+	ret = mrc_mkey_check_req(mdev, want);
+	if (ret)
+		return ret;
+
+	ret = mrc_mkey_insert_at(mdev, mrc_key_index(want),
+				 mrc_key_variant(want), owner, kind);
+	if (ret)
+		return ret;
+
+	*key = want;
+	mrc_mkey_count(mdev, want);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(mrc_mkey_take);
 
 /* Allocated (owner or reservation) and carrying this key's variant. */
 static bool mrc_mkey_live_locked(struct mrc_device *mdev, u32 key)

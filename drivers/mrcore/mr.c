@@ -270,15 +270,17 @@ void mrc_mr_init(struct mrc_mr *mr, struct mrc_pd *pd, enum mrc_mr_type type,
 	mutex_init(&mr->lock);
 }
 
-static struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd, enum mrc_mr_type type,
-				   u32 access)
+/* An MR of @attr's type and rights, to take @attr's key (0: any). */
+static struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd,
+				   const struct mrc_reg_attr *attr)
 {
 	struct mrc_mr *mr;
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return NULL;
-	mrc_mr_init(mr, pd, type, access);
+	mrc_mr_init(mr, pd, attr->type, attr->access);
+	mr->key = attr->key;
 	return mr;
 }
 
@@ -311,8 +313,9 @@ static void mrc_mr_uncount(struct mrc_mr *mr)
 }
 
 /*
- * Give @mr a key, write @t and then the context that makes both live.
- * On failure everything this did is undone and @mr is left as it was.
+ * Give @mr a key (the one in @mr->key if not 0: a requested key), write
+ * @t and then the context that makes both live. On failure everything
+ * this did is undone, the key given back, and @mr->key is 0.
  */
 static int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t)
 {
@@ -320,11 +323,15 @@ static int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t)
 	struct mrc_mkey_ctx ctx;
 	int ret;
 
-	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC))
+	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC)) {
+		mr->key = 0;
 		return -ENOSPC;
-	ret = mrc_mkey_alloc(mdev, mr, &mr->key);
-	if (ret)
+	}
+	ret = mrc_mkey_take(mdev, mr, MRC_MKEY_KIND_MR, mr->key, &mr->key);
+	if (ret) {
+		mr->key = 0;
 		return ret;
+	}
 
 	ret = mrc_trans_write(mdev, t);
 	if (ret)
@@ -448,20 +455,30 @@ static u64 mrc_effective_iova(u64 iova, u32 access)
  */
 struct mrc_mr *mrc_reg_dma_mr(struct mrc_pd *pd, u32 access)
 {
+	struct mrc_reg_attr attr = { .type = MRC_MR_DMA, .access = access };
+
+	return mrc_reg_mr(pd, &attr);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_dma_mr);
+
+/* mrc_reg_dma_mr() with @attr's key; @pd and the key are checked. */
+static struct mrc_mr *mrc_reg_dma(struct mrc_pd *pd,
+				  const struct mrc_reg_attr *attr)
+{
 	struct mrc_trans t = {
 		.iova = 0,
 		.length = U64_MAX,
-		.writable = mrc_access_writable(access),
+		.writable = mrc_access_writable(attr->access),
 		.mode = MRC_ACCESS_MODE_PA,
 	};
 	struct mrc_mr *mr;
 	int ret;
 
-	ret = mrc_check_pd(pd) ?: mrc_check_access(access);
+	ret = mrc_check_access(attr->access);
 	if (ret)
 		return ERR_PTR(ret);
 
-	mr = mrc_mr_alloc(pd, MRC_MR_DMA, access);
+	mr = mrc_mr_alloc(pd, attr);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 
@@ -474,7 +491,6 @@ out_free_mr:
 	mrc_mr_free(mr);
 	return ERR_PTR(ret);
 }
-EXPORT_SYMBOL_GPL(mrc_reg_dma_mr);
 
 /* Every range non-empty and not wrapping; the total does not wrap either. */
 static int mrc_check_phys(const struct mrc_phys_buf *bufs, unsigned int nbufs,
@@ -520,33 +536,61 @@ struct mrc_mr *mrc_reg_phys_mr(struct mrc_pd *pd,
 			       const struct mrc_phys_buf *bufs,
 			       unsigned int nbufs, u64 iova, u32 access)
 {
-	struct mrc_trans t = {
-		.writable = mrc_access_writable(access),
-		.iova = mrc_effective_iova(iova, access),
+	struct mrc_reg_attr attr = {
+		.type = MRC_MR_PHYS,
+		.access = access,
+		.iova = iova,
+		.phys = { .bufs = bufs, .nbufs = nbufs },
 	};
+
+	return mrc_reg_mr(pd, &attr);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_phys_mr);
+
+/*
+ * The checks of a physical MR and its plan, on the caller's array, so
+ * that it fails before allocating.
+ */
+static int mrc_phys_prepare(const struct mrc_pd *pd,
+			    const struct mrc_reg_attr *attr,
+			    struct mrc_trans *t)
+{
+	int ret;
+
+	*t = (struct mrc_trans) {
+		.writable = mrc_access_writable(attr->access),
+		.iova = mrc_effective_iova(attr->iova, attr->access),
+	};
+	ret = mrc_check_access(attr->access) ?:
+	      mrc_check_phys(attr->phys.bufs, attr->phys.nbufs, &t->length);
+	if (ret)
+		return ret;
+	mrc_seg_iter_phys(&t->segs, attr->phys.bufs, attr->phys.nbufs);
+	return mrc_trans_plan(pd->mdev, t);
+}
+
+/* mrc_reg_phys_mr() with @attr's key; @pd and the key are checked. */
+static struct mrc_mr *mrc_reg_phys(struct mrc_pd *pd,
+				   const struct mrc_reg_attr *attr)
+{
+	unsigned int nbufs = attr->phys.nbufs;
+	struct mrc_trans t;
 	struct mrc_mr *mr;
 	int ret;
 
-	ret = mrc_check_pd(pd) ?: mrc_check_access(access) ?:
-	      mrc_check_phys(bufs, nbufs, &t.length);
+	ret = mrc_phys_prepare(pd, attr, &t);
 	if (ret)
 		return ERR_PTR(ret);
 
-	/* Planned on the caller's array, to fail before allocating. */
-	mrc_seg_iter_phys(&t.segs, bufs, nbufs);
-	ret = mrc_trans_plan(pd->mdev, &t);
-	if (ret)
-		return ERR_PTR(ret);
-
-	mr = mrc_mr_alloc(pd, MRC_MR_PHYS, access);
+	mr = mrc_mr_alloc(pd, attr);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	mr->bufs = kvmalloc_array(nbufs, sizeof(*bufs), GFP_KERNEL);
+	mr->bufs = kvmalloc_array(nbufs, sizeof(*mr->bufs), GFP_KERNEL);
 	if (!mr->bufs) {
 		ret = -ENOMEM;
 		goto out_free_mr;
 	}
-	memcpy(mr->bufs, bufs, nbufs * sizeof(*bufs));
+	memcpy(mr->bufs, attr->phys.bufs, nbufs * sizeof(*mr->bufs));
 	mr->nbufs = nbufs;
 	mrc_seg_iter_phys(&t.segs, mr->bufs, nbufs);
 
@@ -561,7 +605,6 @@ out_free_mr:
 	mrc_mr_free(mr);
 	return ERR_PTR(ret);
 }
-EXPORT_SYMBOL_GPL(mrc_reg_phys_mr);
 
 /**
  * mrc_reg_sg_mr - register a caller's DMA-mapped scatterlist
@@ -585,29 +628,55 @@ EXPORT_SYMBOL_GPL(mrc_reg_phys_mr);
 struct mrc_mr *mrc_reg_sg_mr(struct mrc_pd *pd, struct sg_table *sgt,
 			     u64 iova, u64 length, u32 access)
 {
-	struct mrc_trans t = {
-		.writable = mrc_access_writable(access),
-		.iova = mrc_effective_iova(iova, access),
+	struct mrc_reg_attr attr = {
+		.type = MRC_MR_SG,
+		.access = access,
+		.iova = iova,
 		.length = length,
+		.sgt = sgt,
 	};
+
+	return mrc_reg_mr(pd, &attr);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_sg_mr);
+
+/* The checks of an sg MR and its plan, before allocating. */
+static int mrc_sg_prepare(const struct mrc_pd *pd,
+			  const struct mrc_reg_attr *attr, struct mrc_trans *t)
+{
+	struct sg_table *sgt = attr->sgt;
+	int ret;
+
+	*t = (struct mrc_trans) {
+		.writable = mrc_access_writable(attr->access),
+		.iova = mrc_effective_iova(attr->iova, attr->access),
+		.length = attr->length,
+	};
+	ret = mrc_check_access(attr->access);
+	if (ret)
+		return ret;
+	if (!sgt || !sgt->sgl)
+		return -EINVAL;
+	mrc_seg_iter_sg(&t->segs, sgt->sgl, sgt->nents, 0, attr->length);
+	return mrc_trans_plan(pd->mdev, t);
+}
+
+/* mrc_reg_sg_mr() with @attr's key; @pd and the key are checked. */
+static struct mrc_mr *mrc_reg_sg(struct mrc_pd *pd,
+				 const struct mrc_reg_attr *attr)
+{
+	struct mrc_trans t;
 	struct mrc_mr *mr;
 	int ret;
 
-	ret = mrc_check_pd(pd) ?: mrc_check_access(access);
-	if (ret)
-		return ERR_PTR(ret);
-	if (!sgt || !sgt->sgl)
-		return ERR_PTR(-EINVAL);
-
-	mrc_seg_iter_sg(&t.segs, sgt->sgl, sgt->nents, 0, length);
-	ret = mrc_trans_plan(pd->mdev, &t);
+	ret = mrc_sg_prepare(pd, attr, &t);
 	if (ret)
 		return ERR_PTR(ret);
 
-	mr = mrc_mr_alloc(pd, MRC_MR_SG, access);
+	mr = mrc_mr_alloc(pd, attr);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	mr->sgt = sgt;
+	mr->sgt = attr->sgt;
 
 	ret = mrc_mr_install(mr, &t);
 	if (ret)
@@ -618,7 +687,6 @@ out_free_mr:
 	mrc_mr_free(mr);
 	return ERR_PTR(ret);
 }
-EXPORT_SYMBOL_GPL(mrc_reg_sg_mr);
 
 /*
  * The checks of a user range that need no allocation: the range itself,
@@ -688,42 +756,153 @@ static int mrc_user_trans(struct mrc_device *mdev, struct mrc_umem *umem,
 struct mrc_mr *mrc_reg_user_mr(struct mrc_pd *pd, u64 start, u64 length,
 			       u64 iova, u32 access)
 {
+	struct mrc_reg_attr attr = {
+		.type = MRC_MR_USER,
+		.access = access,
+		.iova = iova,
+		.length = length,
+		.start = start,
+	};
+
+	return mrc_reg_mr(pd, &attr);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_user_mr);
+
+/* The checks of a user MR that need no allocation. */
+static int mrc_user_check(const struct mrc_reg_attr *attr)
+{
+	return mrc_check_access(attr->access) ?:
+	       mrc_check_user_range(attr->start, attr->length,
+				    mrc_effective_iova(attr->iova,
+						       attr->access));
+}
+
+/*
+ * The pinned memory of a user MR: pinned here, or from @umem, which the
+ * registering process prepared (mrc_umem_prepare()) for a worker.
+ */
+static struct mrc_umem *mrc_user_pin(const struct mrc_pd *pd,
+				     const struct mrc_reg_attr *attr,
+				     struct mrc_umem *umem)
+{
+	int ret;
+
+	if (!umem)
+		return mrc_umem_get(pd->mdev, attr->start, attr->length,
+				    attr->access);
+	ret = mrc_umem_populate(umem);
+	return ret ? ERR_PTR(ret) : umem;
+}
+
+/*
+ * mrc_reg_user_mr() with @attr's key; @pd and the key are checked. A
+ * prepared @umem is consumed, on failure too.
+ */
+static struct mrc_mr *mrc_reg_user(struct mrc_pd *pd,
+				   const struct mrc_reg_attr *attr,
+				   struct mrc_umem *umem)
+{
+	u64 iova = mrc_effective_iova(attr->iova, attr->access);
 	struct mrc_trans t;
 	struct mrc_mr *mr;
 	int ret;
 
-	iova = mrc_effective_iova(iova, access);
-	ret = mrc_check_pd(pd) ?: mrc_check_access(access) ?:
-	      mrc_check_user_range(start, length, iova);
-	if (ret)
+	ret = mrc_user_check(attr);
+	if (ret) {
+		if (umem)
+			mrc_umem_abandon(umem);
 		return ERR_PTR(ret);
-
-	mr = mrc_mr_alloc(pd, MRC_MR_USER, access);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-
-	mr->umem = mrc_umem_get(pd->mdev, start, length, access);
-	if (IS_ERR(mr->umem)) {
-		ret = PTR_ERR(mr->umem);
-		goto out_free_mr;
 	}
 
-	ret = mrc_user_trans(pd->mdev, mr->umem, iova, length, access, &t);
-	if (ret)
+	umem = mrc_user_pin(pd, attr, umem);
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+
+	mr = mrc_mr_alloc(pd, attr);
+	if (!mr) {
+		ret = -ENOMEM;
 		goto out_release_umem;
+	}
+	mr->umem = umem;
+
+	ret = mrc_user_trans(pd->mdev, umem, iova, attr->length,
+			     attr->access, &t);
+	if (ret)
+		goto out_free_mr;
 
 	ret = mrc_mr_install(mr, &t);
 	if (ret)
-		goto out_release_umem;
+		goto out_free_mr;
 	return mr;
 
-out_release_umem:
-	mrc_umem_release(mr->umem);
 out_free_mr:
 	mrc_mr_free(mr);
+out_release_umem:
+	mrc_umem_release(umem);
 	return ERR_PTR(ret);
 }
-EXPORT_SYMBOL_GPL(mrc_reg_user_mr);
+
+/**
+ * mrc_mr_check_attr - the checks of a DMA, physical, sg or user MR
+ * @pd: a checked protection domain
+ * @attr: the registration; its key is checked by the caller
+ *
+ * Everything mrc_mr_reg_attr() checks before it allocates, for an
+ * asynchronous registration to refuse synchronously.
+ *
+ * Context: process context.
+ * Return: 0 or the errno mrc_mr_reg_attr() would fail with first.
+ */
+int mrc_mr_check_attr(const struct mrc_pd *pd,
+		      const struct mrc_reg_attr *attr)
+{
+	struct mrc_trans t;
+
+	switch (attr->type) {
+	case MRC_MR_DMA:
+		return mrc_check_access(attr->access);
+	case MRC_MR_PHYS:
+		return mrc_phys_prepare(pd, attr, &t);
+	case MRC_MR_SG:
+		return mrc_sg_prepare(pd, attr, &t);
+	case MRC_MR_USER:
+		return mrc_user_check(attr);
+	default:
+		return -EINVAL;
+	}
+}
+
+/**
+ * mrc_mr_reg_attr - register a DMA, physical, sg or user MR
+ * @pd: a checked protection domain
+ * @attr: the registration; a requested key is checked by the caller
+ * @umem: for a user MR, memory the registering process prepared with
+ *	mrc_umem_prepare() (consumed, on failure too), or NULL to pin from
+ *	the calling process; NULL for the other types
+ *
+ * The body of mrc_reg_dma_mr(), mrc_reg_phys_mr(), mrc_reg_sg_mr() and
+ * mrc_reg_user_mr(), which are mrc_reg_mr() with key 0.
+ *
+ * Context: process context; may sleep.
+ * Return: the MR, or the ERR_PTR() of those functions.
+ */
+struct mrc_mr *mrc_mr_reg_attr(struct mrc_pd *pd,
+			       const struct mrc_reg_attr *attr,
+			       struct mrc_umem *umem)
+{
+	switch (attr->type) {
+	case MRC_MR_DMA:
+		return mrc_reg_dma(pd, attr);
+	case MRC_MR_PHYS:
+		return mrc_reg_phys(pd, attr);
+	case MRC_MR_SG:
+		return mrc_reg_sg(pd, attr);
+	case MRC_MR_USER:
+		return mrc_reg_user(pd, attr, umem);
+	default:
+		return ERR_PTR(-EINVAL);
+	}
+}
 
 /**
  * mrc_dereg_mr - deregister a memory region and free it
@@ -759,6 +938,7 @@ int mrc_dereg_mr(struct mrc_mr *mr)
 	if (ret)
 		goto out_unlock;
 
+	mrc_mr_drop_counter(mr);
 	if (mr->xlt.size)
 		mrc_xlt_free(mdev, &mr->xlt);
 	mrc_umem_release(mr->umem);
@@ -881,6 +1061,8 @@ static int mrc_rereg_switch(struct mrc_mr *mr, struct mrc_rereg *new)
 	}
 
 	mrc_ctx_fill(&ctx, mr->key, new->pd, new->access, &new->trans);
+	/* The new context keeps counting where the old one did. */
+	ctx.counter = mrc_mr_counter_index(mr);
 	/* Returns once nothing uses the old context; else it is intact. */
 	ret = mrc_write_mkey(mdev, mr->key, &ctx);
 	if (ret && new->new_trans)
@@ -938,7 +1120,6 @@ static int mrc_rereg_locked(struct mrc_mr *mr, int flags, struct mrc_rereg *new,
 		return ret;
 
 	ret = mrc_rereg_plan(mr, iova, length, new);
-	mrc_mr_drop_counter(mr);
 	if (ret)
 		goto out_release_umem;
 
@@ -1006,5 +1187,3 @@ int mrc_rereg_user_mr(struct mrc_mr *mr, int flags, struct mrc_pd *pd,
 	return ret;
 }
 EXPORT_SYMBOL_GPL(mrc_rereg_user_mr);
-	/* The new context keeps counting where the old one did. */
-	ctx.counter = mrc_mr_counter_index(mr);

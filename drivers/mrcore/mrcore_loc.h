@@ -92,6 +92,9 @@ enum mrc_mkey_kind {
 
 int mrc_mkey_alloc_kind(struct mrc_device *mdev, void *owner,
 			enum mrc_mkey_kind kind, u32 *key);
+int mrc_mkey_check_req(struct mrc_device *mdev, u32 key);
+int mrc_mkey_take(struct mrc_device *mdev, void *owner,
+		  enum mrc_mkey_kind kind, u32 want, u32 *key);
 void *mrc_mkey_find(struct mrc_device *mdev, u32 key, enum mrc_mkey_kind *kind);
 void *mrc_mkey_find_index(struct mrc_device *mdev, u32 index,
 			  enum mrc_mkey_kind *kind);
@@ -112,9 +115,23 @@ static inline void mrc_key_users_init(struct mrc_key_users *u)
 
 /* frwr.c */
 enum mrc_mkey_state mrc_frmr_state(const struct mrc_mr *mr);
+int mrc_frmr_check_attr(const struct mrc_pd *pd,
+			const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_frmr_reg_attr(struct mrc_pd *pd,
+				 const struct mrc_reg_attr *attr);
+
+/* fmr.c */
+int mrc_fmr_check_reg_attr(const struct mrc_pd *pd,
+			   const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_fmr_reg_attr(struct mrc_pd *pd,
+				const struct mrc_reg_attr *attr);
 
 /* indirect.c */
 unsigned int mrc_indirect_depth(const struct mrc_mr *mr);
+int mrc_indirect_check_attr(const struct mrc_pd *pd,
+			    const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_indirect_reg_attr(struct mrc_pd *pd,
+				     const struct mrc_reg_attr *attr);
 
 /* main.c */
 extern struct dentry *mrc_debugfs_root;
@@ -137,6 +154,11 @@ int mrc_write_mkey(struct mrc_device *mdev, u32 key,
 struct mrc_mr *mrc_mr_lookup(struct mrc_device *mdev, u32 key);
 void mrc_mr_put(struct mrc_mr *mr);
 enum mrc_mkey_state mrc_mr_state(const struct mrc_mr *mr);
+int mrc_mr_check_attr(const struct mrc_pd *pd,
+		      const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_mr_reg_attr(struct mrc_pd *pd,
+			       const struct mrc_reg_attr *attr,
+			       struct mrc_umem *umem);
 
 /* translate.c */
 
@@ -252,6 +274,10 @@ int mrc_trans_plan(const struct mrc_device *mdev, struct mrc_trans *t);
 struct mrc_umem *mrc_umem_get(struct mrc_device *mdev, u64 start, u64 length,
 			      u32 access);
 void mrc_umem_release(struct mrc_umem *umem);
+struct mrc_umem *mrc_umem_prepare(struct mrc_device *mdev, u64 start,
+				  u64 length, u32 access);
+int mrc_umem_populate(struct mrc_umem *umem);
+void mrc_umem_abandon(struct mrc_umem *umem);
 int mrc_umem_check_range(u64 start, u64 length);
 bool mrc_umem_writable(const struct mrc_umem *umem);
 u64 mrc_umem_start(const struct mrc_umem *umem);

@@ -137,8 +137,11 @@ static void mrc_mw_free_ctx(const struct mrc_mw *mw, u32 key,
 	};
 }
 
-/* Key, translation space, then the FREE context; undone on failure. */
-static int mrc_mw_install(struct mrc_mw *mw)
+/*
+ * Key (@want, or any if 0), translation space, then the FREE context;
+ * undone on failure, the key given back.
+ */
+static int mrc_mw_install(struct mrc_mw *mw, u32 want)
 {
 	struct mrc_device *mdev = mw->mdev;
 	struct mrc_mkey_ctx ctx;
@@ -146,7 +149,7 @@ static int mrc_mw_install(struct mrc_mw *mw)
 
 	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC))
 		return -ENOSPC;
-	ret = mrc_mkey_alloc_kind(mdev, mw, MRC_MKEY_KIND_MW, &mw->key);
+	ret = mrc_mkey_take(mdev, mw, MRC_MKEY_KIND_MW, want, &mw->key);
 	if (ret)
 		return ret;
 
@@ -182,19 +185,42 @@ out_free_key:
  * @pd: protection domain
  * @type: MRC_MW_TYPE_1 or MRC_MW_TYPE_2
  *
- * Allocates a key (owner: the window), reserves translation space for
+ * mrc_alloc_mw_key() with key 0: mrcore chooses the key.
+ *
+ * Context: process context; may sleep.
+ * Return: the window, or the ERR_PTR() of mrc_alloc_mw_key().
+ */
+struct mrc_mw *mrc_alloc_mw(struct mrc_pd *pd, enum mrc_mw_type type)
+{
+	return mrc_alloc_mw_key(pd, type, 0);
+}
+EXPORT_SYMBOL_GPL(mrc_alloc_mw);
+
+/**
+ * mrc_alloc_mw_key - allocate a memory window with a requested key
+ * @pd: protection domain
+ * @type: MRC_MW_TYPE_1 or MRC_MW_TYPE_2
+ * @key: the exact key (index and variant) the window is to get, or 0 to
+ *	let mrcore choose
+ *
+ * Allocates the key (owner: the window), reserves translation space for
  * the window's KLM entries (two segments: see Documentation/mrcore/
  * windows.rst) and writes the key's context FREE, in KLM mode, with @pd:
  * the window is unbound and every access through its rkey fails until a
- * bind. mrc_mw_rkey() gives the rkey.
+ * bind. mrc_mw_rkey() gives the rkey: @key until the first bind changes
+ * its variant. A requested key is checked before anything is allocated
+ * (Documentation/mrcore/registration.rst, "Requested keys").
  *
  * Context: process context; may sleep.
- * Return: the window; ERR_PTR(-EINVAL) for a bad @pd or a @type other
- * than 1 or 2 (type 3 included); -EOPNOTSUPP on a device without
- * MRC_CAP_KLM; -ENOSPC when no key or translation space is free; -ENOMEM;
- * or the error of ops->write_mkey. Nothing is left behind on failure.
+ * Return: the window; ERR_PTR(-EINVAL) for a bad @pd, a @type other than
+ * 1 or 2 (type 3 included), or a @key of index 0, of an index >=
+ * caps.max_mkeys or of the local DMA key's index; -EOPNOTSUPP on a device
+ * without MRC_CAP_KLM; -ENOKEY if @key's index is in use; -ENOSPC when no
+ * key or translation space is free; -ENOMEM; or the error of
+ * ops->write_mkey. Nothing is left behind on failure.
  */
-struct mrc_mw *mrc_alloc_mw(struct mrc_pd *pd, enum mrc_mw_type type)
+struct mrc_mw *mrc_alloc_mw_key(struct mrc_pd *pd, enum mrc_mw_type type,
+				u32 key)
 {
 	struct mrc_mw *mw;
 	int ret;
@@ -204,6 +230,9 @@ struct mrc_mw *mrc_alloc_mw(struct mrc_pd *pd, enum mrc_mw_type type)
 	/* IBA knows types 1 and 2 (2A/2B: vhca does 2B); nothing else. */
 	if (type != MRC_MW_TYPE_1 && type != MRC_MW_TYPE_2)
 		return ERR_PTR(-EINVAL);
+	ret = mrc_mkey_check_req(pd->mdev, key);
+	if (ret)
+		return ERR_PTR(ret);
 	if (!(pd->mdev->caps.flags & MRC_CAP_KLM))
 		return ERR_PTR(-EOPNOTSUPP);
 
@@ -219,7 +248,7 @@ struct mrc_mw *mrc_alloc_mw(struct mrc_pd *pd, enum mrc_mw_type type)
 	mw->users.dying = true;
 	mutex_init(&mw->lock);
 
-	ret = mrc_mw_install(mw);
+	ret = mrc_mw_install(mw, key);
 	if (ret)
 		goto out_free_mw;
 	mrc_dbg_mw(mw, "type %u xlt 0x%llx\n", type, mw->xlt.offset);
@@ -231,7 +260,7 @@ out_free_mw:
 	kfree_rcu(mw, rcu);
 	return ERR_PTR(ret);
 }
-EXPORT_SYMBOL_GPL(mrc_alloc_mw);
+EXPORT_SYMBOL_GPL(mrc_alloc_mw_key);
 
 /**
  * mrc_dealloc_mw - unbind a memory window if bound, and free it

@@ -613,23 +613,29 @@ static void mrc_umem_free(struct mrc_umem *umem)
 }
 
 /**
- * mrc_umem_get - pin and DMA-map user memory of the calling process
+ * mrc_umem_prepare - the caller's side of a user registration
  * @mdev: device to map for
  * @start: first byte
  * @length: bytes
  * @access: MRC_ACCESS_* of the registration: writable rights pin for
  *	write; RELAXED_ORDERING maps with DMA_ATTR_WEAK_ORDERING
  *
- * Return: the umem; ERR_PTR(-EINVAL) for a range mrc_umem_check_range()
- * refuses; -EFAULT without a user mm, for memory that is not mapped (or,
- * for a read-only registration, not readable), or not writable for a
- * writable one; -EPERM if the process may not lock memory at all; -ENOMEM
- * over RLIMIT_MEMLOCK without CAP_IPC_LOCK, or out of memory; -EINTR on a
- * fatal signal; another GUP or DMA-mapping error. Nothing stays pinned,
- * mapped or charged after a failure.
+ * Everything the registering process must decide while it runs: its mm
+ * (held with mmgrab()), whether it may lock memory, and the
+ * RLIMIT_MEMLOCK charge of the pages against its mm's pinned_vm,
+ * judged by its own rlimit and CAP_IPC_LOCK. Nothing is pinned yet:
+ * mrc_umem_populate() pins and maps, from this task or from a worker
+ * (an asynchronous registration), and mrc_umem_abandon() gives the
+ * charge back instead.
+ *
+ * Context: process context of the process that owns the memory.
+ * Return: the charged umem; ERR_PTR(-EINVAL) for a range
+ * mrc_umem_check_range() refuses; -EFAULT without a user mm; -EPERM if
+ * the process may not lock memory at all; -ENOMEM over RLIMIT_MEMLOCK
+ * without CAP_IPC_LOCK, or out of memory.
  */
-struct mrc_umem *mrc_umem_get(struct mrc_device *mdev, u64 start, u64 length,
-			      u32 access)
+struct mrc_umem *mrc_umem_prepare(struct mrc_device *mdev, u64 start,
+				  u64 length, u32 access)
 {
 	struct mrc_umem *umem;
 	int ret;
@@ -647,26 +653,124 @@ struct mrc_umem *mrc_umem_get(struct mrc_device *mdev, u64 start, u64 length,
 		return ERR_PTR(-ENOMEM);
 
 	ret = mrc_umem_charge(umem);
-	if (ret)
-		goto out_free_umem;
+	if (ret) {
+		mrc_umem_free(umem);
+		return ERR_PTR(ret);
+	}
+	return umem;
+}
+
+/**
+ * mrc_umem_abandon - undo mrc_umem_prepare() of a umem never populated
+ * @umem: from mrc_umem_prepare()
+ *
+ * Context: any context that may drop an mm reference.
+ */
+void mrc_umem_abandon(struct mrc_umem *umem)
+{
+	mrc_umem_uncharge(umem);
+	mrc_umem_free(umem);
+}
+
+/* Pin and map from current->mm, which is @umem's. */
+static int mrc_umem_pin_map(struct mrc_umem *umem)
+{
+	int ret;
 
 	ret = mrc_umem_pin(umem);
 	if (ret)
 		goto out_unpin;
-
 	ret = mrc_umem_map(umem);
 	if (ret)
 		goto out_unpin;
 
-	atomic64_add(umem->npages, &mdev->pages_pinned);
-	return umem;
+	atomic64_add(umem->npages, &umem->mdev->pages_pinned);
+	return 0;
 
 out_unpin:
 	mrc_umem_unpin(umem, false);
-	mrc_umem_uncharge(umem);
-out_free_umem:
-	mrc_umem_free(umem);
-	return ERR_PTR(ret);
+	return ret;
+}
+
+/*
+ * A worker pins for the process that prepared the umem: it adopts the
+ * process's mm with kthread_use_mm(), as the parallel pin's chunks do, so
+ * GUP's fast path works on the right address space. The charge was made
+ * by the process already: nothing here consults the worker's own rlimit
+ * or capabilities. An mm already torn down (the process exited) cannot be
+ * pinned from: -EFAULT.
+ */
+static int mrc_umem_pin_map_remote(struct mrc_umem *umem)
+{
+	int ret;
+
+	if (!(current->flags & PF_KTHREAD) || current->mm)
+		return -EFAULT;
+	if (!mmget_not_zero(umem->mm))
+		return -EFAULT;
+	kthread_use_mm(umem->mm);
+	ret = mrc_umem_pin_map(umem);
+	kthread_unuse_mm(umem->mm);
+	mmput(umem->mm);
+	return ret;
+}
+
+/**
+ * mrc_umem_populate - pin and DMA-map a prepared umem
+ * @umem: from mrc_umem_prepare(); consumed on failure
+ *
+ * Runs in the process that prepared @umem, or in a kernel worker (without
+ * an mm of its own), which pins from the process's mm. On failure
+ * nothing stays pinned, mapped or charged and @umem is freed.
+ *
+ * Context: process context; may sleep for long.
+ * Return: 0, or -EFAULT (memory not mapped, not readable, not writable
+ * for a writable registration; or the process's mm is gone), -EINTR on a
+ * fatal signal of the pinning task, -ENOMEM, another GUP or DMA-mapping
+ * error.
+ */
+int mrc_umem_populate(struct mrc_umem *umem)
+{
+	int ret;
+
+	if (current->mm == umem->mm)
+		ret = mrc_umem_pin_map(umem);
+	else
+		ret = mrc_umem_pin_map_remote(umem);
+	if (ret)
+		mrc_umem_abandon(umem);
+	return ret;
+}
+
+/**
+ * mrc_umem_get - pin and DMA-map user memory of the calling process
+ * @mdev: device to map for
+ * @start: first byte
+ * @length: bytes
+ * @access: MRC_ACCESS_* of the registration: writable rights pin for
+ *	write; RELAXED_ORDERING maps with DMA_ATTR_WEAK_ORDERING
+ *
+ * mrc_umem_prepare() and mrc_umem_populate() in the calling process.
+ *
+ * Return: the umem; ERR_PTR(-EINVAL) for a range mrc_umem_check_range()
+ * refuses; -EFAULT without a user mm, for memory that is not mapped (or,
+ * for a read-only registration, not readable), or not writable for a
+ * writable one; -EPERM if the process may not lock memory at all; -ENOMEM
+ * over RLIMIT_MEMLOCK without CAP_IPC_LOCK, or out of memory; -EINTR on a
+ * fatal signal; another GUP or DMA-mapping error. Nothing stays pinned,
+ * mapped or charged after a failure.
+ */
+struct mrc_umem *mrc_umem_get(struct mrc_device *mdev, u64 start, u64 length,
+			      u32 access)
+{
+	struct mrc_umem *umem;
+	int ret;
+
+	umem = mrc_umem_prepare(mdev, start, length, access);
+	if (IS_ERR(umem))
+		return umem;
+	ret = mrc_umem_populate(umem);
+	return ret ? ERR_PTR(ret) : umem;
 }
 
 /**

@@ -290,6 +290,8 @@ enum mrc_stage {
  * @counter_map: counter slots in use (bit 0 always set), allocated with
  *	the first counter and freed with the last; under counter.c's mutex
  * @num_counters: live counters; under counter.c's mutex
+ * @reg_pending: asynchronous registrations whose completion has not
+ *	returned yet; mrc_unregister_device() waits for 0
  */
 struct mrc_device {
 	const char *name;
@@ -322,18 +324,22 @@ struct mrc_device {
 	atomic_t inject;
 	atomic64_t stats_injected[MRC_NUM_STAGES];
 	struct dentry *debugfs;
-};
-
 	unsigned long *counter_map;
 	u32 num_counters;
+	atomic_t reg_pending;
+};
+
 /**
  * struct mrc_pd - a protection domain, embedded in the caller's PD object
  * @mdev: owning device
  * @pdn: PD number the device compares against every context's PD
+ * @reg_pending: asynchronous registrations of the PD whose completion has
+ *	not returned yet (mrc_reg_mr_async()); mrc_pd_fini() waits for 0
  */
 struct mrc_pd {
 	struct mrc_device *mdev;
 	u32 pdn;
+	atomic_t reg_pending;
 };
 
 /**
@@ -466,13 +472,13 @@ struct mrc_phys_buf {
 };
 
 struct mrc_umem;
+struct mrc_counter;
 
 /**
  * struct mrc_mr - a memory region, allocated by mrcore
  * @mdev: device
  * @pd: protection domain
  * @type: enum mrc_mr_type
-struct mrc_counter;
  * @key: lkey == rkey; kept across rereg
  * @access: MRC_ACCESS_* as registered
  * @iova: first address the key covers (0 for ZERO_BASED)
@@ -488,15 +494,15 @@ struct mrc_counter;
  * @num_mw: bound memory windows; dereg and invalidation fail -EBUSY
  *	while non-zero. Incremented only under @lock (a bind), decremented
  *	anywhere once the window's context no longer reaches the MR
+ * @counter: the counter remote writes into the MR count on, or NULL;
+ *	written under @lock (mrc_mr_bind_counter()), and every context of
+ *	the MR mrcore writes carries it
  * @users: lookups by key (mrc_mr_lookup()) still using the MR;
  *	mrc_dereg_mr() turns new ones away and waits for these
  * @lock: serialises rereg, dereg, binds of windows to this MR and (for a
  *	fast-reg MR) REG_MR and invalidation
  * @rcu: the MR is the owner of its key, so it is freed after a grace period
  *
- * @counter: the counter remote writes into the MR count on, or NULL;
- *	written under @lock (mrc_mr_bind_counter()), and every context of
- *	the MR mrcore writes carries it
  * Everything but @num_mw is written only under @lock, by rereg; readers
  * that do not hold @lock see the values of the registration that was live
  * when they looked the key up, or of a later one.
@@ -518,13 +524,13 @@ struct mrc_mr {
 	unsigned int nbufs;
 	struct sg_table *sgt;
 	atomic_t num_mw;
+	struct mrc_counter *counter;
 	struct mrc_key_users users;
 	struct mutex lock;	/* protects rereg/dereg/binds of this MR */
 	struct rcu_head rcu;
 };
 
 /* Rereg flags: the IB_MR_REREG_* values. */
-	struct mrc_counter *counter;
 #define MRC_REREG_TRANS		BIT(0)
 #define MRC_REREG_PD		BIT(1)
 #define MRC_REREG_ACCESS	BIT(2)
@@ -638,12 +644,6 @@ int mrc_mw_exec_bind(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 mw_key,
 int mrc_mw_unbind_qp(struct mrc_device *mdev, u32 qpn);
 
 /*
- * Indirect keys (the UMR/KLM model): one key over a list of ranges of
- * other keys of the same PD, laid end to end from @iova. A named key may
- * itself be indirect, to a nesting depth of MRC_INDIRECT_MAX_DEPTH: a
- * memory region has depth 0, an indirect key 1 + the largest depth of the
- * keys it names.
-/*
  * Counters (the fi_mr_bind() model): a slot of the device's counter
  * table, bound to memory regions whose writes it counts. The device adds
  * one to each distinct counter of the contexts an incoming RDMA WRITE
@@ -684,6 +684,12 @@ void mrc_counter_reset(struct mrc_counter *c);
 /* mrcore's own, for mrc_dereg_mr(); not exported. */
 void mrc_mr_drop_counter(struct mrc_mr *mr);
 
+/*
+ * Indirect keys (the UMR/KLM model): one key over a list of ranges of
+ * other keys of the same PD, laid end to end from @iova. A named key may
+ * itself be indirect, to a nesting depth of MRC_INDIRECT_MAX_DEPTH: a
+ * memory region has depth 0, an indirect key 1 + the largest depth of the
+ * keys it names.
  */
 #define MRC_INDIRECT_MAX_DEPTH	3
 /*
@@ -713,5 +719,68 @@ struct mrc_key_range {
 struct mrc_mr *mrc_reg_indirect(struct mrc_pd *pd,
 				const struct mrc_key_range *ranges,
 				unsigned int nranges, u64 iova, u32 access);
+
+/*
+ * One entry point for every kind of memory region, with a requested key
+ * (the fi_mr_regattr() model). Documentation/mrcore/registration.rst,
+ * "Requested keys" and "Asynchronous registration", has the rules.
+ */
+struct mrc_fmr_attr;
+
+/**
+ * struct mrc_reg_attr - a registration of any kind of memory region
+ * @type: enum mrc_mr_type; selects the members that apply
+ * @access: MRC_ACCESS_* rights; must be 0 for MRC_MR_FAST_REG
+ * @key: the exact key (index and variant) the MR is to get, or 0 to let
+ *	mrcore choose; a fast-reg MR starts with it, an FMR holds it until
+ *	its first map
+ * @iova: PHYS, SG, USER, INDIRECT: address of the first byte
+ * @length: SG, USER: bytes
+ * @start: USER: user address of the first byte
+ * @phys: PHYS: @phys.bufs, @phys.nbufs as for mrc_reg_phys_mr()
+ * @sgt: SG: as for mrc_reg_sg_mr()
+ * @indirect: INDIRECT: @indirect.ranges, @indirect.nranges as for
+ *	mrc_reg_indirect()
+ * @frmr: FAST_REG: @frmr.max_entries MTT entries, or KLM entries when
+ *	@frmr.sg_gaps (mrc_alloc_frmr_sg_gaps())
+ * @fmr: FMR: the shape, as for mrc_alloc_fmr()
+ */
+struct mrc_reg_attr {
+	enum mrc_mr_type type;
+	u32 access;
+	u32 key;
+	u64 iova;
+	u64 length;
+	u64 start;
+	union {
+		struct {
+			const struct mrc_phys_buf *bufs;
+			unsigned int nbufs;
+		} phys;
+		struct sg_table *sgt;
+		struct {
+			const struct mrc_key_range *ranges;
+			unsigned int nranges;
+		} indirect;
+		struct {
+			u32 max_entries;
+			bool sg_gaps;
+		} frmr;
+		const struct mrc_fmr_attr *fmr;
+	};
+};
+
+/* reg.c */
+struct mrc_mr *mrc_reg_mr(struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+int mrc_reg_mr_async(struct mrc_pd *pd, const struct mrc_reg_attr *attr,
+		     void (*done)(void *ctx, struct mrc_mr *mr, int err),
+		     void *ctx);
+void mrc_reg_async_flush(struct mrc_pd *pd);
+void mrc_reg_async_flush_dev(struct mrc_device *mdev);
+int mrc_dereg_any(struct mrc_mr *mr);
+
+/* mw.c */
+struct mrc_mw *mrc_alloc_mw_key(struct mrc_pd *pd, enum mrc_mw_type type,
+				u32 key);
 
 #endif /* _RDMA_MRCORE_H */
