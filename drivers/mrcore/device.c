@@ -80,6 +80,7 @@ static void mrc_init_state(struct mrc_device *mdev)
 	atomic64_set(&mdev->stats_mw_binds, 0);
 	atomic64_set(&mdev->stats_fr_regs, 0);
 	atomic_set(&mdev->inject, 0);
+	atomic_set(&mdev->reg_pending, 0);
 	for (stage = 0; stage < MRC_NUM_STAGES; stage++)
 		atomic64_set(&mdev->stats_injected[stage], 0);
 	mdev->debugfs = NULL;
@@ -267,8 +268,10 @@ EXPORT_SYMBOL_GPL(mrc_register_device);
  * mrc_unregister_device - take a device away from the core
  * @mdev: a device registered with mrc_register_device()
  *
- * Removes the debugfs files, invalidates and frees the local DMA key and
- * frees the core's state. The caller must have released every PD, key and
+ * Waits for asynchronous registrations still pending (their PDs should
+ * have been released, which waits for them already), removes the debugfs
+ * files, invalidates and frees the local DMA key and frees the core's
+ * state. The caller must have released every PD, key and
  * piece of translation area first and must ensure no lookup runs any more;
  * a leak is reported once with a warning and the memory is freed anyway.
  *
@@ -276,6 +279,8 @@ EXPORT_SYMBOL_GPL(mrc_register_device);
  */
 void mrc_unregister_device(struct mrc_device *mdev)
 {
+	/* Requests of mrc_reg_mr_async() use @mdev until their completion. */
+	mrc_reg_async_flush_dev(mdev);
 	mrc_debugfs_remove(mdev);
 	mrc_local_dma_key_fini(mdev);
 

@@ -41,6 +41,7 @@ int mrc_pd_init(struct mrc_device *mdev, struct mrc_pd *pd)
 
 	pd->mdev = mdev;
 	pd->pdn = pdn;
+	atomic_set(&pd->reg_pending, 0);
 	atomic64_inc(&mdev->stats_pd_allocs);
 	mrc_dbg(mdev, "PD %u allocated\n", pd->pdn);
 	return 0;
@@ -57,9 +58,12 @@ EXPORT_SYMBOL_GPL(mrc_pd_init);
  *
  * The caller must already have freed every key whose context names @pd.
  * A PD without a valid number (e.g. released twice) is counted in
- * stats_misuse, logged on one line and ignored.
+ * stats_misuse, logged on one line and ignored. Asynchronous
+ * registrations of @pd still pending (mrc_reg_mr_async()) are waited for
+ * first: their completions run, and must free what they register.
  *
- * Context: any context.
+ * Context: any context without pending asynchronous registrations of
+ * @pd; with some, process context (it sleeps until they complete).
  */
 void mrc_pd_fini(struct mrc_pd *pd)
 {
@@ -67,6 +71,8 @@ void mrc_pd_fini(struct mrc_pd *pd)
 
 	if (mrc_misuse(mdev, !pd->pdn || pd->pdn >= mdev->caps.max_pds))
 		return;
+	/* Requests of mrc_reg_mr_async() use @pd until their completion. */
+	mrc_reg_async_flush(pd);
 
 	mrc_dbg(mdev, "PD %u released\n", pd->pdn);
 	ida_free(&mdev->pd_ida, pd->pdn);
