@@ -107,9 +107,59 @@ static int fake_hw_write_xlt(struct mrc_device *mdev, u64 offset,
 	return 0;
 }
 
+static bool fake_hw_counter_ok(struct fake_hw *hw, u32 counter)
+{
+	if (counter && counter < hw->mdev.caps.max_counters)
+		return true;
+	KUNIT_FAIL(hw->test, "%s: counter slot %u out of range [1, %u)",
+		   hw->mdev.name, counter, hw->mdev.caps.max_counters);
+	return false;
+}
+
+static u64 fake_hw_read_counter(struct mrc_device *mdev, u32 counter)
+{
+	struct fake_hw *hw = to_fake_hw(mdev);
+
+	fake_hw_call(hw, FAKE_HW_READ_COUNTER);
+	if (!fake_hw_counter_ok(hw, counter))
+		return 0;
+	return hw->counters[counter];
+}
+
+static void fake_hw_reset_counter(struct mrc_device *mdev, u32 counter)
+{
+	struct fake_hw *hw = to_fake_hw(mdev);
+
+	fake_hw_call(hw, FAKE_HW_RESET_COUNTER);
+	if (fake_hw_counter_ok(hw, counter))
+		hw->counters[counter] = 0;
+}
+
+/* Only the counter field changes: the state (and the rest) stays. */
+static int fake_hw_set_mkey_counter(struct mrc_device *mdev, u32 index,
+				    u32 counter)
+{
+	struct fake_hw *hw = to_fake_hw(mdev);
+	int ret;
+
+	ret = fake_hw_call(hw, FAKE_HW_SET_MKEY_COUNTER);
+	if (ret)
+		return ret;
+	if (!fake_hw_slot_ok(hw, index) ||
+	    (counter && !fake_hw_counter_ok(hw, counter)))
+		return -EINVAL;
+
+	hw->last_index[FAKE_HW_SET_MKEY_COUNTER] = index;
+	hw->mkeys[index].counter = counter;
+	return 0;
+}
+
 static const struct mrc_hw_ops fake_hw_ops = {
 	.fence = fake_hw_fence,
 	.invalidate_mkey = fake_hw_invalidate_mkey,
+	.read_counter = fake_hw_read_counter,
+	.reset_counter = fake_hw_reset_counter,
+	.set_mkey_counter = fake_hw_set_mkey_counter,
 	.write_mkey = fake_hw_write_mkey,
 	.write_xlt = fake_hw_write_xlt,
 };
@@ -153,6 +203,11 @@ struct fake_hw *fake_hw_create(struct kunit *test, const char *name,
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, hw->xlt);
 	hw->log = kunit_kzalloc(test, FAKE_HW_LOG_MAX, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, hw->log);
+	if (caps->max_counters) {
+		hw->counters = kunit_kcalloc(test, caps->max_counters,
+					     sizeof(*hw->counters), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, hw->counters);
+	}
 
 	hw->test = test;
 	hw->ops = fake_hw_ops;

@@ -16,6 +16,9 @@ enum fake_hw_op {
 	FAKE_HW_INVALIDATE_MKEY,
 	FAKE_HW_WRITE_MKEY,
 	FAKE_HW_WRITE_XLT,
+	FAKE_HW_READ_COUNTER,
+	FAKE_HW_RESET_COUNTER,
+	FAKE_HW_SET_MKEY_COUNTER,
 	FAKE_HW_NUM_OPS /* keep me last */
 };
 
@@ -26,6 +29,8 @@ enum fake_hw_op {
  * @test: the test that owns the fake, for KUNIT_FAIL from the ops
  * @mkeys: device memory: one context per slot, as last written
  * @xlt: device memory: the translation area
+ * @counters: device memory: the counter table, caps.max_counters slots
+ *	(NULL without); tests add to it as the device's engine would
  * @calls: calls per op
  * @last_index: slot of the last write_mkey/invalidate_mkey call
  * @fail_op: op to fail
@@ -46,6 +51,7 @@ struct fake_hw {
 	struct kunit *test;
 	struct mrc_mkey_ctx *mkeys;
 	u8 *xlt;
+	u64 *counters;
 	unsigned int calls[FAKE_HW_NUM_OPS];
 	u32 last_index[FAKE_HW_NUM_OPS];
 	enum fake_hw_op fail_op;

@@ -4,7 +4,8 @@
  * keys (indirect keys, memory windows, SG_GAPS MRs over the local DMA
  * key), the nesting rules and depth limit, a type 2 window's QP, a
  * window's key refused as an lkey, the address arithmetic of a
- * zero-based window, and where the bytes land.
+ * zero-based window, where the bytes land, and the counters a walk
+ * records.
  *
  * Each case gets a device memory of its own and no ib_device: contexts
  * and entries are written through vhca_hw_ops, as mrcore writes them, and
@@ -28,6 +29,7 @@
 #define WT_PDN		5
 #define WT_OTHER_PDN	6
 #define WT_QPN		77
+#define WT_COUNTERS	16
 /* Slot of the device's local DMA key, as mrcore's first allocation. */
 #define WT_RSVD_INDEX	1
 
@@ -201,6 +203,7 @@ static int walker_test_init(struct kunit *test)
 	vdev->mdev.caps.max_pds = 16;
 	vdev->mdev.caps.xlt_size = WT_XLT_SIZE;
 	vdev->mdev.caps.page_size_bitmap = PAGE_SIZE | SZ_2M | SZ_1G;
+	vdev->mdev.caps.max_counters = WT_COUNTERS;
 	err = vhca_devmem_init(vdev);
 	if (err)
 		return err;
@@ -612,6 +615,100 @@ static void vhca_walk_window_key_as_lkey(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(buf, want, sizeof(want)), 0);
 }
 
+/* Walk @len bytes at @iova of @key as a remote write, recording counters. */
+static int wt_counted_write(struct walker_ctx *ctx, struct vhca_counted *cnt,
+			    u32 key, u64 iova, size_t len, bool success)
+{
+	u8 buf[256] = {};
+	int err;
+
+	vhca_counted_begin(cnt);
+	err = vhca_access_counted(ctx->vdev, WT_PDN, 0, key, iova, buf, len,
+				  VHCA_ACCESS_REMOTE_WRITE, cnt->ids);
+	vhca_counted_end(ctx->vdev, cnt, success && !err);
+	return err;
+}
+
+static u64 wt_counter(struct walker_ctx *ctx, u32 counter)
+{
+	return vhca_hw_ops.read_counter(&ctx->vdev->mdev, counter);
+}
+
+/*
+ * A walk records the counter of every context it resolves bytes
+ * through, at every level, each once; the engine's end of a successful
+ * operation adds one to each, a failed one to none.
+ */
+static void vhca_walk_records_counters(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	const u64 a_iova = 0x100000, b_iova = 0x200000, ind_iova = 0x5000;
+	struct vhca_counted cnt;
+	struct mrc_klm klm[2];
+	u32 a, b, ind;
+
+	a = wt_mtt_mr(test, ctx, WT_PDN, a_iova, 0, 1,
+		      MRC_MTT_READ | MRC_MTT_WRITE, MRC_ACCESS_REMOTE_WRITE);
+	b = wt_mtt_mr(test, ctx, WT_PDN, b_iova, 1, 1,
+		      MRC_MTT_READ | MRC_MTT_WRITE, MRC_ACCESS_REMOTE_WRITE);
+	klm[0] = wt_klm(100, a, a_iova);
+	klm[1] = wt_klm(50, b, b_iova);
+	ind = wt_klm_key(test, ctx, WT_PDN, ind_iova, klm, 2,
+			 MRC_ACCESS_REMOTE_WRITE);
+	KUNIT_ASSERT_EQ(test, vhca_hw_ops.set_mkey_counter(&ctx->vdev->mdev,
+							   mrc_key_index(a), 3),
+			0);
+	KUNIT_ASSERT_EQ(test, vhca_hw_ops.set_mkey_counter(&ctx->vdev->mdev,
+							   mrc_key_index(b), 5),
+			0);
+
+	/* Across both pieces: both MRs' counters, nothing else. */
+	KUNIT_ASSERT_EQ(test, wt_counted_write(ctx, &cnt, ind, ind_iova, 150,
+					       true), 0);
+	KUNIT_EXPECT_EQ(test, bitmap_weight(cnt.ids, VHCA_MAX_COUNTERS), 2U);
+	KUNIT_EXPECT_TRUE(test, test_bit(3, cnt.ids) && test_bit(5, cnt.ids));
+	KUNIT_EXPECT_EQ(test, wt_counter(ctx, 3), 1ULL);
+	KUNIT_EXPECT_EQ(test, wt_counter(ctx, 5), 1ULL);
+
+	/* Inside the first piece: its MR's only. */
+	KUNIT_ASSERT_EQ(test, wt_counted_write(ctx, &cnt, ind, ind_iova + 10,
+					       20, true), 0);
+	KUNIT_EXPECT_EQ(test, bitmap_weight(cnt.ids, VHCA_MAX_COUNTERS), 1U);
+	KUNIT_EXPECT_EQ(test, wt_counter(ctx, 3), 2ULL);
+	KUNIT_EXPECT_EQ(test, wt_counter(ctx, 5), 1ULL);
+
+	/* The indirect key sharing A's counter: still once per operation. */
+	KUNIT_ASSERT_EQ(test, vhca_hw_ops.set_mkey_counter(&ctx->vdev->mdev,
+							   mrc_key_index(ind),
+							   3), 0);
+	KUNIT_ASSERT_EQ(test, wt_counted_write(ctx, &cnt, ind, ind_iova, 150,
+					       true), 0);
+	KUNIT_EXPECT_EQ(test, wt_counter(ctx, 3), 3ULL);
+	KUNIT_EXPECT_EQ(test, wt_counter(ctx, 5), 2ULL);
+
+	/* A walk out of range and an operation that failed add nothing. */
+	KUNIT_EXPECT_EQ(test, wt_counted_write(ctx, &cnt, ind, ind_iova + 100,
+					       51, true), -ERANGE);
+	KUNIT_ASSERT_EQ(test, wt_counted_write(ctx, &cnt, a, a_iova, 8, false),
+			0);
+	KUNIT_EXPECT_EQ(test, wt_counter(ctx, 3), 3ULL);
+	KUNIT_EXPECT_EQ(test, wt_counter(ctx, 5), 2ULL);
+
+	/* A counter the table does not have: refused by the device. */
+	KUNIT_EXPECT_EQ(test, vhca_hw_ops.set_mkey_counter(&ctx->vdev->mdev,
+							   mrc_key_index(a),
+							   WT_COUNTERS),
+			-EINVAL);
+	/* Unbound: the MR's writes count no more. */
+	KUNIT_ASSERT_EQ(test, vhca_hw_ops.set_mkey_counter(&ctx->vdev->mdev,
+							   mrc_key_index(b), 0),
+			0);
+	KUNIT_ASSERT_EQ(test, wt_counted_write(ctx, &cnt, b, b_iova, 8, true),
+			0);
+	KUNIT_EXPECT_TRUE(test, bitmap_empty(cnt.ids, VHCA_MAX_COUNTERS));
+	KUNIT_EXPECT_EQ(test, wt_counter(ctx, 5), 2ULL);
+}
+
 static struct kunit_case walker_test_cases[] = {
 	KUNIT_CASE(vhca_walk_nested_key_allowed),
 	KUNIT_CASE(vhca_walk_nested_key_stale_variant),
@@ -622,6 +719,7 @@ static struct kunit_case walker_test_cases[] = {
 	KUNIT_CASE(vhca_walk_zero_based_window),
 	KUNIT_CASE(vhca_walk_sg_gaps_local_dma_key),
 	KUNIT_CASE(vhca_walk_window_key_as_lkey),
+	KUNIT_CASE(vhca_walk_records_counters),
 	{}
 };
 
