@@ -38,6 +38,7 @@ struct mrct_pair {
 
 /* Feature files (enum index into mrct_ctx.ext[]). */
 enum mrct_ext_id {
+	MRCT_EXT_COUNTER,	/* first: unbound last, once the others' MRs went */
 	MRCT_EXT_FRWR,
 	MRCT_EXT_FMR,
 	MRCT_EXT_MW,
@@ -92,6 +93,7 @@ struct mrct_ext {
 extern const struct mrct_ext mrct_frwr_ext;
 extern const struct mrct_ext mrct_fmr_ext;
 extern const struct mrct_ext mrct_mw_ext;
+extern const struct mrct_ext mrct_counter_ext;
 
 /* mrcore_test.c: for the feature files, all under @ctx->lock. */
 struct mrct_pair *mrct_pair_get(struct mrct_ctx *ctx, u32 handle);

@@ -97,6 +97,7 @@ static LIST_HEAD(mrct_ctxs);
 static struct ib_client mrct_client;
 
 static const struct mrct_ext *const mrct_exts[MRCT_NUM_EXTS] = {
+	[MRCT_EXT_COUNTER] = &mrct_counter_ext,
 	[MRCT_EXT_FRWR] = &mrct_frwr_ext,
 	[MRCT_EXT_FMR] = &mrct_fmr_ext,
 	[MRCT_EXT_MW] = &mrct_mw_ext,

@@ -1333,4 +1333,83 @@ struct mrct_gaps_buf {
 
 /* End of MW ------------------------------------------------------------- */
 
+/*
+ * Counters (mrcore_test_counter.c, ioctls 0x90-0x9F): mrcore's counters of
+ * remote writes into MRs (the fi_mr_bind() model), on a vhca device only.
+ * MRCT_CNT_ALLOC allocates one (mrc_alloc_counter()); MRCT_CNT_BIND binds
+ * it to the MR that owns an lkey of this context (an MRCT_REG MR, an FRWR
+ * MR, an FMR, an indirect key, an SG_GAPS MR: any MR of the context's
+ * PDs), or unbinds with handle 0 (mrc_mr_bind_counter()); MRCT_CNT_READ
+ * reads the device's value (mrc_counter_read()), and resets it after the
+ * read with MRCT_CNT_READ_RESET. Counters still allocated go with the
+ * file, unbound from the context's MRs first.
+ */
+#define MRCT_CNT_MAX			16	/* per context */
+#define MRCT_COUNT_REMOTE_WRITE		0x1U	/* MRC_COUNT_REMOTE_WRITE */
+#define MRCT_CNT_READ_RESET		0x1U	/* mrct_cnt_read.flags */
+
+/**
+ * struct mrct_cnt_alloc - MRCT_CNT_ALLOC
+ * @handle: (out) the counter's handle in this context, never 0
+ * @index: (out) its slot in the device's counter table
+ *
+ * Return: 0; -ENODEV no device bound; -EOPNOTSUPP not a vhca (or no
+ * counter table); -EMFILE MRCT_CNT_MAX counters already; mrcore's errno.
+ */
+struct mrct_cnt_alloc {
+	__u32 handle;
+	__u32 index;
+};
+
+/**
+ * struct mrct_cnt_free - MRCT_CNT_FREE: mrc_free_counter()
+ * @handle: (in) counter; an unknown one is -ENOENT
+ * @reserved: zero
+ *
+ * Return: 0; -ENOENT; -EBUSY while bound to an MR (the counter stays).
+ */
+struct mrct_cnt_free {
+	__u32 handle;
+	__u32 reserved;
+};
+
+/**
+ * struct mrct_cnt_bind - MRCT_CNT_BIND: mrc_mr_bind_counter()
+ * @key: (in) current lkey of an MR of this context's PDs
+ * @handle: (in) counter, or 0 to unbind
+ * @flags: (in) passed to mrcore unchecked (MRCT_COUNT_REMOTE_WRITE to
+ *	   bind, 0 to unbind)
+ * @reserved: zero
+ *
+ * Return: 0; -ENOENT no such counter, or @key names no MR of the
+ * context; else mrcore's errno (-EINVAL, -EBUSY, -ENOENT).
+ */
+struct mrct_cnt_bind {
+	__u32 key;
+	__u32 handle;
+	__u32 flags;
+	__u32 reserved;
+};
+
+/**
+ * struct mrct_cnt_read - MRCT_CNT_READ: mrc_counter_read()
+ * @handle: (in) counter
+ * @flags: (in) MRCT_CNT_READ_*
+ * @value: (out) the device's value, before any reset
+ *
+ * Return: 0; -ENOENT no such counter; -EINVAL unknown flags.
+ */
+struct mrct_cnt_read {
+	__u32 handle;
+	__u32 flags;
+	__u64 value;
+};
+
+#define MRCT_CNT_ALLOC		_IOR(MRCT_IOC_MAGIC, 0x90, struct mrct_cnt_alloc)
+#define MRCT_CNT_FREE		_IOW(MRCT_IOC_MAGIC, 0x91, struct mrct_cnt_free)
+#define MRCT_CNT_BIND		_IOW(MRCT_IOC_MAGIC, 0x92, struct mrct_cnt_bind)
+#define MRCT_CNT_READ		_IOWR(MRCT_IOC_MAGIC, 0x93, struct mrct_cnt_read)
+
+/* End of counters -------------------------------------------------------- */
+
 #endif /* _MRCORE_TEST_UAPI_H */
