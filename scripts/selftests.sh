@@ -9,7 +9,8 @@
 #
 # Usage: selftests.sh OUTDIR
 #	(writes OUTDIR/mr_tests, OUTDIR/dp_tests, OUTDIR/frwr_tests,
-#	 OUTDIR/fmr_tests, OUTDIR/mw_tests, OUTDIR/mr_bench, OUTDIR/dp_bench)
+#	 OUTDIR/fmr_tests, OUTDIR/mw_tests, OUTDIR/counter_tests,
+#	 OUTDIR/mr_bench, OUTDIR/dp_bench)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -37,6 +38,8 @@ gcc "${cflags[@]}" -o "$out/fmr_tests" \
 	"$top/tools/testing/selftests/mrcore/fmr_tests.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/mw_tests" \
 	"$top/tools/testing/selftests/mrcore/mw_tests.c" "${ldflags[@]}"
+gcc "${cflags[@]}" -o "$out/counter_tests" \
+	"$top/tools/testing/selftests/mrcore/counter_tests.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/mr_bench" \
 	"$top/tools/testing/selftests/mrcore/mr_bench.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/dp_bench" \
