@@ -42,6 +42,7 @@ enum mrct_ext_id {
 	MRCT_EXT_FRWR,
 	MRCT_EXT_FMR,
 	MRCT_EXT_MW,
+	MRCT_EXT_KEYS,
 	MRCT_NUM_EXTS
 };
 
@@ -94,6 +95,7 @@ extern const struct mrct_ext mrct_frwr_ext;
 extern const struct mrct_ext mrct_fmr_ext;
 extern const struct mrct_ext mrct_mw_ext;
 extern const struct mrct_ext mrct_counter_ext;
+extern const struct mrct_ext mrct_keys_ext;
 
 /* mrcore_test.c: for the feature files, all under @ctx->lock. */
 struct mrct_pair *mrct_pair_get(struct mrct_ctx *ctx, u32 handle);

@@ -1412,4 +1412,90 @@ struct mrct_cnt_read {
 
 /* End of counters -------------------------------------------------------- */
 
+/* Requested keys and asynchronous registration ------------------------- */
+
+/*
+ * mrcore_test_keys.c, vhca only: user memory registered through mrcore's
+ * mrc_reg_mr() (struct mrc_reg_attr, type MRC_MR_USER) on the PD behind a
+ * context PD, with a key the caller asks for, synchronously or with
+ * mrc_reg_mr_async(). Such an MR is not an ib_mr: it is reached by its
+ * key only (MRCT_QP_POST with it as rkey or lkey, MRCT_DEV_READ/WRITE
+ * with MRCT_XFER_RAW_KEY).
+ */
+#define MRCT_KEYS_MAX		16	/* MRs and requests per context */
+
+/* mrct_keys_reg.flags */
+#define MRCT_KEYS_ASYNC		0x1U	/* mrc_reg_mr_async(); MRCT_KEYS_WAIT */
+#define MRCT_KEYS_FLAGS		MRCT_KEYS_ASYNC
+
+/**
+ * struct mrct_keys_reg - MRCT_KEYS_REG: register user memory with a key
+ * @addr: (in) user address of the first byte
+ * @length: (in) bytes
+ * @iova: (in) address of the first byte in the key's address space
+ * @access: (in) MRCT_ACCESS_* bits, passed to mrcore as given
+ * @pd: (in) PD index, below MRCT_NUM_PDS
+ * @key: (in) the exact key wanted (index << 8 | variant), or 0 to let
+ *	 mrcore choose; (out) without MRCT_KEYS_ASYNC, the MR's key
+ * @flags: (in) MRCT_KEYS_*
+ * @handle: (out) the MR's (or the pending request's) handle, never 0
+ * @reserved: zero
+ *
+ * With MRCT_KEYS_ASYNC the call returns once mrcore accepted the request
+ * (its synchronous checks passed, the memory was charged to the caller);
+ * MRCT_KEYS_WAIT then returns its completion. Return: 0; -EINVAL bad
+ * input; -EMFILE MRCT_KEYS_MAX MRs and requests already; -ENODEV no
+ * device bound; -EOPNOTSUPP not a vhca; or mrcore's errno (-EINVAL a bad
+ * key, -ENOKEY its index in use, ...).
+ */
+struct mrct_keys_reg {
+	__u64 addr;
+	__u64 length;
+	__u64 iova;
+	__u32 access;
+	__u32 pd;
+	__u32 key;
+	__u32 flags;
+	__u32 handle;
+	__u32 reserved;
+};
+
+/**
+ * struct mrct_keys_wait - MRCT_KEYS_WAIT: the completion of a request
+ * @handle: (in) from MRCT_KEYS_REG with MRCT_KEYS_ASYNC
+ * @timeout_ms: (in) how long to wait, at most MRCT_QP_WAIT_MS; 0 polls
+ * @err: (out) 0, or the errno the registration failed with (the handle
+ *	 is gone then)
+ * @key: (out) the MR's key on success
+ * @calls: (out) completions the request got so far: 1 once done
+ * @reserved: zero
+ *
+ * Return: 0 (see @err); -ETIMEDOUT not completed within @timeout_ms (the
+ * request stays pending); -ENOENT no such handle; -EINTR a fatal signal.
+ */
+struct mrct_keys_wait {
+	__u32 handle;
+	__u32 timeout_ms;
+	__s32 err;
+	__u32 key;
+	__u32 calls;
+	__u32 reserved;
+};
+
+/**
+ * struct mrct_keys_handle - MRCT_KEYS_DEREG: mrc_dereg_mr()
+ * @handle: (in) a completed registration; a pending one is -EBUSY
+ * @reserved: zero
+ */
+struct mrct_keys_handle {
+	__u32 handle;
+	__u32 reserved;
+};
+
+#define MRCT_KEYS_REG		_IOWR(MRCT_IOC_MAGIC, 0x80, struct mrct_keys_reg)
+#define MRCT_KEYS_WAIT		_IOWR(MRCT_IOC_MAGIC, 0x81, struct mrct_keys_wait)
+#define MRCT_KEYS_DEREG		_IOW(MRCT_IOC_MAGIC, 0x82, struct mrct_keys_handle)
+
+/* End of requested keys ------------------------------------------------- */
+
 #endif /* _MRCORE_TEST_UAPI_H */
