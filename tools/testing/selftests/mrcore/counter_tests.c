@@ -447,7 +447,7 @@ CNT_TEST(indirect_counts_on_mrs)
 	struct mrct_ind_reg r = {
 		.iova = IND_IOVA,
 		.pd = 0,
-		.access = RW | RR,
+		.access = LW | RW | RR,	/* remote write needs local write */
 		.nranges = 2,
 	};
 	uint32_t c1 = cnt_alloc(_metadata, self);
