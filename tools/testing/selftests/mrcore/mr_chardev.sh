@@ -13,6 +13,7 @@
 # Exits 4, after a "not ok" line, when a prerequisite is missing, so a
 # missing piece is never silently green; 1 when a test failed.
 . ./lib.sh
+. ./chardev_lib.sh
 
 DEV=vhca0
 NETDEV=mrd0
@@ -20,73 +21,12 @@ NETDEV=mrd0
 SPARE=vhca1
 SPARE_NETDEV=mrd1
 
-# missing WHAT WHY: report a missing prerequisite, undo what was set up
-# (best effort, so the next script starts clean) and stop.
-missing() {
-	t_fail "mr: prerequisite: $1" "$2"
-	rdma link del $DEV 2>/dev/null
-	rdma link del $SPARE 2>/dev/null
-	ip link del $NETDEV 2>/dev/null
-	ip link del $SPARE_NETDEV 2>/dev/null
-	rmmod mrcore_test 2>/dev/null
-	unload_mrcore 2>/dev/null
-	exit 4
-}
-
-# tap_to_lines: kselftest TAP on stdin, our lines on stdout; exit status 1
-# when a test failed or results are missing.
-tap_to_lines() {
-	awk '
-	function flush_msgs(   i) {
-		for (i = 1; i <= nlog; i++)
-			print "#   " msgs[i]
-	}
-	# The first assertion that failed, else the last log line.
-	function reason(   i) {
-		for (i = 1; i <= nlog; i++)
-			if (msgs[i] ~ /^mr_tests\.c:[0-9]+:/)
-				return msgs[i]
-		return nlog ? msgs[nlog] : "failed"
-	}
-	/^1\.\.[0-9]+$/ { plan = substr($0, 4) + 0; next }
-	/^# +RUN +/ {
-		name = $3; sub(/^[^.]*\./, "", name); nlog = 0; next
-	}
-	/^# +(OK|FAIL) +/ { next }
-	/^# / { msgs[++nlog] = substr($0, 3); next }
-	/^ok [0-9]+ # SKIP/ {
-		why = $0; sub(/^ok [0-9]+ # SKIP */, "", why)
-		print "ok - mr: " name " # SKIP " why; seen++; next
-	}
-	/^ok [0-9]+ / { print "ok - mr: " name; seen++; next }
-	/^not ok [0-9]+ / {
-		flush_msgs()
-		print "not ok - mr: " name " # " reason(); seen++; failed++; next
-	}
-	END {
-		if (seen != plan || !plan) {
-			print "not ok - mr: mr_tests reported " seen " of " plan " results"
-			failed++
-		}
-		exit failed ? 1 : 0
-	}'
-}
-
-modprobe ib_core || missing "ib_core" "modprobe ib_core failed"
-load_mrcore || missing "mrcore and vhca" "they do not load"
-load_mrcore_test || missing "mrcore_test" "neither $MRC_KO/mrcore_test.ko nor modprobe"
-[ -c /dev/mrcore_test ] || missing "mrcore_test" "no /dev/mrcore_test"
-[ -x ./mr_tests ] || missing "mr_tests" "no ./mr_tests binary in $(pwd)"
-dummy_up $NETDEV 192.168.88.1/24 || missing "netdev" "cannot create dummy $NETDEV"
-rdma link add $DEV type vhca netdev $NETDEV ||
-	missing "$DEV" "rdma link add $DEV type vhca netdev $NETDEV failed"
-dummy_up $SPARE_NETDEV 192.168.89.1/24 ||
-	missing "netdev" "cannot create dummy $SPARE_NETDEV"
-rdma link add $SPARE type vhca netdev $SPARE_NETDEV ||
-	missing "$SPARE" "rdma link add $SPARE type vhca netdev $SPARE_NETDEV failed"
+chardev_setup mr mr_tests "$DEV $SPARE" "$NETDEV $SPARE_NETDEV"
+chardev_vhca $DEV $NETDEV 192.168.88.1/24
+chardev_vhca $SPARE $SPARE_NETDEV 192.168.89.1/24
 
 rc=0
-MRCT_DEVICE=$DEV MRCT_SPARE_DEVICE=$SPARE ./mr_tests 2>&1 | tap_to_lines || rc=1
+MRCT_DEVICE=$DEV MRCT_SPARE_DEVICE=$SPARE ./mr_tests 2>&1 | tap_to_lines mr mr_tests || rc=1
 t_eval "mr: $SPARE gone after its removal with MRs live" "no_rdma_dev $SPARE"
 rdma link del $SPARE 2>/dev/null
 ip link del $SPARE_NETDEV
@@ -96,8 +36,5 @@ ip link del $SPARE_NETDEV
 t_eval "mr: no MR or PD left on $DEV after the tests" \
 	'[ "$(mrc_stat $DEV mkeys)" = 1 ] && [ "$(mrc_stat $DEV pds)" = 1 ]'
 
-t_check "mr: rdma link del $DEV" rdma link del $DEV
-ip link del $NETDEV
-t_check "mr: rmmod mrcore_test" rmmod mrcore_test
-t_check "mr: unload mrcore and vhca" unload_mrcore
+chardev_teardown $DEV $NETDEV
 exit $rc
