@@ -27,6 +27,7 @@
 
 /* A private UAPI, so not under include/uapi (the test_hmm pattern). */
 #include "mrcore_test_uapi.h"
+#include "mrct_util.h"
 
 #define PAGE		4096UL
 
@@ -46,24 +47,6 @@
 
 /* ib_wr_opcode values the UAPI does not spell. */
 #define WR_RDMA_WRITE_WITH_IMM	1
-
-static const char *cnt_devname(void)
-{
-	const char *name = getenv("MRCT_DEVICE");
-
-	return name ? name : "vhca0";
-}
-
-/* ioctl() as 0 or -errno. */
-static int cnt_ioctl(int fd, unsigned long req, void *arg)
-{
-	int ret;
-
-	do {
-		ret = ioctl(fd, req, arg);
-	} while (ret && errno == EINTR);
-	return ret ? -errno : 0;
-}
 
 /**
  * struct cnt_buf - user memory registered with MRCT_REG
@@ -90,15 +73,10 @@ FIXTURE(cnt)
 
 static int cnt_pair(int fd, uint32_t *handle, uint32_t *flags)
 {
-	struct mrct_qp_create qc = {
-		.pd = 0,
-		.access = QP_ACCESS,
-		.max_send_sge = 1,
-		.max_recv_sge = 1,
-	};
+	struct mrct_qp_create qc;
 	int err;
 
-	err = cnt_ioctl(fd, MRCT_QP_CREATE, &qc);
+	err = mt_pair(fd, 0, QP_ACCESS, 1, 0, &qc);
 	*handle = qc.handle;
 	if (flags)
 		*flags = qc.flags;
@@ -121,7 +99,7 @@ static int cnt_reg(int fd, uint64_t iova, uint32_t access, struct cnt_buf *b)
 	reg.length = BUF_LEN;
 	reg.iova = iova;
 	reg.access = access;
-	err = cnt_ioctl(fd, MRCT_REG, &reg);
+	err = mt_ioctl(fd, MRCT_REG, &reg);
 	if (err)
 		return err;
 	b->handle = reg.handle;
@@ -131,33 +109,19 @@ static int cnt_reg(int fd, uint64_t iova, uint32_t access, struct cnt_buf *b)
 
 FIXTURE_SETUP(cnt)
 {
-	struct mrct_set_device sd = {};
 	uint32_t flags;
 	int err;
 
-	self->fd = open("/dev/" MRCT_DEV_NAME, O_RDWR);
+	self->fd = mt_fixture_open(_metadata);
 	if (self->fd < 0)
-		TH_LOG("cannot open /dev/%s: %s (is mrcore_test loaded?)",
-		       MRCT_DEV_NAME, strerror(errno));
-	ASSERT_LE(0, self->fd);
-	snprintf(sd.name, sizeof(sd.name), "%s", cnt_devname());
-	err = cnt_ioctl(self->fd, MRCT_SET_DEVICE, &sd);
-	if (err == -ENODEV) {
-		close(self->fd);
-		self->fd = -1;
-		SKIP(return, "no RDMA device %s", cnt_devname());
-	}
-	ASSERT_EQ(0, err);
+		return;
 	err = cnt_pair(self->fd, &self->pair, &flags);
 	if (err)
-		TH_LOG("MRCT_QP_CREATE on %s: %s", cnt_devname(),
+		TH_LOG("MRCT_QP_CREATE on %s: %s", mt_devname(),
 		       strerror(-err));
 	ASSERT_EQ(0, err);
-	if (!(flags & MRCT_QP_F_VHCA)) {
-		close(self->fd);
-		self->fd = -1;
-		SKIP(return, "%s is not a vhca device", cnt_devname());
-	}
+	if (!mt_fixture_vhca(_metadata, &self->fd, flags))
+		return;
 	ASSERT_EQ(0, cnt_reg(self->fd, SRC_IOVA, LW, &self->src));
 	ASSERT_EQ(0, cnt_reg(self->fd, TGT_IOVA, MR_ACCESS, &self->tgt));
 	ASSERT_EQ(0, cnt_reg(self->fd, TGT2_IOVA, MR_ACCESS, &self->tgt2));
@@ -193,7 +157,7 @@ static uint32_t cnt_alloc(struct __test_metadata *_metadata,
 {
 	struct mrct_cnt_alloc a = {};
 
-	ASSERT_EQ(0, cnt_ioctl(self->fd, MRCT_CNT_ALLOC, &a));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_CNT_ALLOC, &a));
 	EXPECT_NE(0, a.handle);
 	EXPECT_NE(0, a.index);
 	return a.handle;
@@ -208,7 +172,7 @@ static int cnt_bind(struct _test_data_cnt *self, uint32_t key, uint32_t c,
 		.flags = flags,
 	};
 
-	return cnt_ioctl(self->fd, MRCT_CNT_BIND, &b);
+	return mt_ioctl(self->fd, MRCT_CNT_BIND, &b);
 }
 
 static void cnt_bind_ok(struct __test_metadata *_metadata,
@@ -222,7 +186,7 @@ static uint64_t cnt_read(struct __test_metadata *_metadata,
 {
 	struct mrct_cnt_read r = { .handle = c };
 
-	EXPECT_EQ(0, cnt_ioctl(self->fd, MRCT_CNT_READ, &r));
+	EXPECT_EQ(0, mt_ioctl(self->fd, MRCT_CNT_READ, &r));
 	return r.value;
 }
 
@@ -230,7 +194,7 @@ static int cnt_free(struct _test_data_cnt *self, uint32_t c)
 {
 	struct mrct_cnt_free f = { .handle = c };
 
-	return cnt_ioctl(self->fd, MRCT_CNT_FREE, &f);
+	return mt_ioctl(self->fd, MRCT_CNT_FREE, &f);
 }
 
 /*
@@ -259,7 +223,7 @@ static uint32_t cnt_post(struct __test_metadata *_metadata,
 		p.compare_add = 0x1234;	/* never the target's value */
 		p.swap = 7;
 	}
-	EXPECT_EQ(0, cnt_ioctl(self->fd, MRCT_QP_POST, &p));
+	EXPECT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST, &p));
 	EXPECT_EQ(0, p.post_err);
 	return p.status;
 }
@@ -318,12 +282,12 @@ CNT_TEST(write_with_imm_counted)
 	uint32_t c = cnt_alloc(_metadata, self);
 
 	cnt_bind_ok(_metadata, self, self->tgt.key, c);
-	ASSERT_EQ(0, cnt_ioctl(self->fd, MRCT_QP_POST_RECV, &r));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST_RECV, &r));
 	ASSERT_EQ(0, r.post_err);
 	p.sge[0].addr = self->src.iova;
 	p.sge[0].length = 128;
 	p.sge[0].lkey = self->src.key;
-	ASSERT_EQ(0, cnt_ioctl(self->fd, MRCT_QP_POST, &p));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST, &p));
 	EXPECT_EQ(MRCT_WC_SUCCESS, p.status);
 	EXPECT_EQ(MRCT_WC_SUCCESS, p.recv_status);
 	EXPECT_EQ(1, cnt_read(_metadata, self, c));
@@ -400,12 +364,12 @@ CNT_TEST(reads_and_local_writes_not_counted)
 	r.sge[0].addr = TGT_IOVA;
 	r.sge[0].length = 256;
 	r.sge[0].lkey = self->tgt.key;
-	ASSERT_EQ(0, cnt_ioctl(self->fd, MRCT_QP_POST_RECV, &r));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST_RECV, &r));
 	ASSERT_EQ(0, r.post_err);
 	p.sge[0].addr = self->src.iova;
 	p.sge[0].length = 256;
 	p.sge[0].lkey = self->src.key;
-	ASSERT_EQ(0, cnt_ioctl(self->fd, MRCT_QP_POST, &p));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST, &p));
 	EXPECT_EQ(MRCT_WC_SUCCESS, p.status);
 	EXPECT_EQ(MRCT_WC_SUCCESS, p.recv_status);
 	/* The bound MR as the source of a WRITE elsewhere. */
@@ -428,9 +392,9 @@ CNT_TEST(window_counts_on_mr)
 	uint32_t c = cnt_alloc(_metadata, self);
 
 	cnt_bind_ok(_metadata, self, self->tgt.key, c);
-	ASSERT_EQ(0, cnt_ioctl(self->fd, MRCT_MW_ALLOC, &a));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_MW_ALLOC, &a));
 	b.handle = a.handle;
-	ASSERT_EQ(0, cnt_ioctl(self->fd, MRCT_MW_BIND, &b));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_MW_BIND, &b));
 	cnt_write_ok(_metadata, self, b.rkey, TGT_IOVA + PAGE + 8, 64);
 	cnt_write_ok(_metadata, self, b.rkey, TGT_IOVA + PAGE + 256, 64);
 	EXPECT_EQ(2, cnt_read(_metadata, self, c));
@@ -461,7 +425,7 @@ CNT_TEST(indirect_counts_on_mrs)
 	r.ranges[1].key = self->tgt2.key;
 	r.ranges[1].addr = TGT2_IOVA;
 	r.ranges[1].length = PAGE;
-	ASSERT_EQ(0, cnt_ioctl(self->fd, MRCT_IND_REG, &r));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_IND_REG, &r));
 
 	/* Across both pieces: one on each. */
 	cnt_write_ok(_metadata, self, r.key, IND_IOVA + PAGE - 32, 64);
@@ -510,7 +474,7 @@ CNT_TEST(frwr_cycles_keep_counting)
 	uint32_t rkey;
 	int i;
 
-	ASSERT_EQ(0, cnt_ioctl(self->fd, MRCT_FRWR_ALLOC, &fa));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_ALLOC, &fa));
 	cnt_bind_ok(_metadata, self, fa.lkey, c);
 	rkey = fa.rkey;
 	for (i = 0; i < 20; i++) {
@@ -536,14 +500,14 @@ CNT_TEST(frwr_cycles_keep_counting)
 			.opcode = MRCT_WR_LOCAL_INV,
 		};
 
-		ASSERT_EQ(0, cnt_ioctl(self->fd, MRCT_FRWR_REG, &reg));
+		ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_REG, &reg));
 		ASSERT_EQ(MRCT_WC_SUCCESS, reg.status);
 		rkey = reg.rkey;
-		ASSERT_EQ(0, cnt_ioctl(self->fd, MRCT_FRWR_XFER, &x));
+		ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_XFER, &x));
 		ASSERT_EQ(MRCT_WC_SUCCESS, x.status);
 		ASSERT_EQ(1, x.wrs);
 		inv.key = rkey;
-		ASSERT_EQ(0, cnt_ioctl(self->fd, MRCT_FRWR_INV, &inv));
+		ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_INV, &inv));
 		ASSERT_EQ(MRCT_WC_SUCCESS, inv.status);
 	}
 	EXPECT_EQ(20, cnt_read(_metadata, self, c));
@@ -561,7 +525,7 @@ CNT_TEST(unbind_stops_counting)
 	EXPECT_EQ(0, cnt_bind(self, self->tgt.key, 0, 0));
 	cnt_write_ok(_metadata, self, self->tgt.key, TGT_IOVA, 64);
 	r.handle = c;
-	ASSERT_EQ(0, cnt_ioctl(self->fd, MRCT_CNT_READ, &r));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_CNT_READ, &r));
 	EXPECT_EQ(2, r.value);
 	EXPECT_EQ(0, cnt_read(_metadata, self, c));
 	/* Bound again: counting from the reset. */
@@ -598,7 +562,7 @@ CNT_TEST(bind_errnos)
 	/* Deregistering a bound MR releases its counter. */
 	cnt_bind_ok(_metadata, self, self->tgt2.key, c2);
 	EXPECT_EQ(-EBUSY, cnt_free(self, c2));
-	ASSERT_EQ(0, cnt_ioctl(self->fd, MRCT_DEREG, &d));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_DEREG, &d));
 	EXPECT_EQ(0, cnt_free(self, c2));
 	EXPECT_EQ(-ENOENT, cnt_free(self, c2));
 }

@@ -57,6 +57,7 @@
 
 /* A private UAPI, so not under include/uapi (the test_hmm pattern). */
 #include "mrcore_test_uapi.h"
+#include "mrct_util.h"
 
 #define PAGE		4096UL
 #define BUF_SIZE	(4 * PAGE)
@@ -78,54 +79,6 @@
 
 #define QP_SGE		4
 #define QP_INLINE	64
-
-static const char *dp_devname(void)
-{
-	const char *name = getenv("MRCT_DEVICE");
-
-	return name ? name : "vhca0";
-}
-
-/* ioctl() as 0 or -errno. */
-static int dp_ioctl(int fd, unsigned long req, void *arg)
-{
-	int ret;
-
-	do {
-		ret = ioctl(fd, req, arg);
-	} while (ret && errno == EINTR);
-	return ret ? -errno : 0;
-}
-
-static const char *dp_wc_name(uint32_t status)
-{
-	static const char * const names[] = {
-		"SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR",
-		"LOC_PROT_ERR", "WR_FLUSH_ERR", "MW_BIND_ERR", "BAD_RESP_ERR",
-		"LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR",
-		"REM_OP_ERR", "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR",
-		"LOC_RDD_VIOL_ERR", "REM_INV_RD_REQ_ERR", "REM_ABORT_ERR",
-		"INV_EECN_ERR", "INV_EEC_STATE_ERR", "FATAL_ERR",
-		"RESP_TIMEOUT_ERR", "GENERAL_ERR",
-	};
-
-	if (status == MRCT_WC_NONE)
-		return "no completion";
-	if (status < ARRAY_SIZE(names))
-		return names[status];
-	return "?";
-}
-
-static const char *dp_qps_name(uint32_t state)
-{
-	static const char * const names[] = {
-		"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
-	};
-
-	if (state < ARRAY_SIZE(names))
-		return names[state];
-	return "unknown (query_qp failed)";
-}
 
 /* Bytes that differ per 8-byte word and per seed (splitmix64). */
 static void dp_fill(uint8_t *b, size_t len, uint64_t seed)
@@ -157,53 +110,13 @@ FIXTURE(dp)
 	struct mrct_qp_create pair;	/* qp_access_flags ALL_ACCESS */
 };
 
-static int dp_reg(int fd, void *addr, uint64_t len, uint64_t iova,
-		  uint32_t access, uint32_t pd, struct mrct_reg *reg)
-{
-	memset(reg, 0, sizeof(*reg));
-	reg->addr = (uintptr_t)addr;
-	reg->length = len;
-	reg->iova = iova;
-	reg->access = access;
-	reg->pd = pd;
-	return dp_ioctl(fd, MRCT_REG, reg);
-}
-
-static int dp_dereg(int fd, uint32_t handle)
-{
-	struct mrct_dereg d = { .handle = handle };
-
-	return dp_ioctl(fd, MRCT_DEREG, &d);
-}
-
-static int dp_pair(int fd, uint32_t access, struct mrct_qp_create *qc)
-{
-	memset(qc, 0, sizeof(*qc));
-	qc->access = access;
-	qc->max_send_sge = QP_SGE;
-	qc->max_recv_sge = QP_SGE;
-	qc->max_inline = QP_INLINE;
-	return dp_ioctl(fd, MRCT_QP_CREATE, qc);
-}
-
 FIXTURE_SETUP(dp)
 {
-	struct mrct_set_device sd = {};
 	int err;
 
-	self->fd = open("/dev/" MRCT_DEV_NAME, O_RDWR);
+	self->fd = mt_fixture_open(_metadata);
 	if (self->fd < 0)
-		TH_LOG("cannot open /dev/%s: %s (is mrcore_test loaded?)",
-		       MRCT_DEV_NAME, strerror(errno));
-	ASSERT_LE(0, self->fd);
-	snprintf(sd.name, sizeof(sd.name), "%s", dp_devname());
-	err = dp_ioctl(self->fd, MRCT_SET_DEVICE, &sd);
-	if (err == -ENODEV) {
-		close(self->fd);
-		self->fd = -1;
-		SKIP(return, "no RDMA device %s", dp_devname());
-	}
-	ASSERT_EQ(0, err);
+		return;
 
 	self->loc = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -220,13 +133,13 @@ FIXTURE_SETUP(dp)
 	memcpy(self->loc_want, self->loc, BUF_SIZE);
 	memcpy(self->rem_want, self->rem, BUF_SIZE);
 
-	ASSERT_EQ(0, dp_reg(self->fd, self->loc + MR_OFF, MR_LEN, LOC_IOVA,
+	ASSERT_EQ(0, mt_reg(self->fd, self->loc + MR_OFF, MR_LEN, LOC_IOVA,
 			    LW, 0, &self->lmr));
-	ASSERT_EQ(0, dp_reg(self->fd, self->rem + MR_OFF, MR_LEN, REM_IOVA,
+	ASSERT_EQ(0, mt_reg(self->fd, self->rem + MR_OFF, MR_LEN, REM_IOVA,
 			    ALL_ACCESS, 0, &self->rmr));
-	err = dp_pair(self->fd, ALL_ACCESS, &self->pair);
+	err = mt_pair(self->fd, 0, ALL_ACCESS, QP_SGE, QP_INLINE, &self->pair);
 	if (err)
-		TH_LOG("MRCT_QP_CREATE on %s: %s", dp_devname(),
+		TH_LOG("MRCT_QP_CREATE on %s: %s", mt_devname(),
 		       strerror(-err));
 	ASSERT_EQ(0, err);
 	self->vhca = self->pair.flags & MRCT_QP_F_VHCA;
@@ -348,7 +261,7 @@ static void dp_post(struct __test_metadata *_metadata, struct _test_data_dp *sel
 {
 	int err;
 
-	err = dp_ioctl(self->fd, MRCT_QP_POST, p);
+	err = mt_ioctl(self->fd, MRCT_QP_POST, p);
 	if (err)
 		TH_LOG("MRCT_QP_POST: %s%s", strerror(-err),
 		       err == -ETIMEDOUT ? " (no completion in 10 s)" : "");
@@ -364,17 +277,17 @@ static void dp_check_wc(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, p->post_err);
 	if (p->status != status)
 		TH_LOG("wc.status %u %s, want %u %s (vendor_err 0x%x)",
-		       p->status, dp_wc_name(p->status), status,
-		       dp_wc_name(status), p->vendor_err);
+		       p->status, mt_wc_name(p->status), status,
+		       mt_wc_name(status), p->vendor_err);
 	EXPECT_EQ(status, p->status);
 	if (status == MRCT_WC_SUCCESS) {
 		if (p->qp_state[0] != MRCT_QPS_RTS)
-			TH_LOG("QP A is %s after a success", dp_qps_name(p->qp_state[0]));
+			TH_LOG("QP A is %s after a success", mt_qps_name(p->qp_state[0]));
 		EXPECT_EQ(MRCT_QPS_RTS, p->qp_state[0]);
 	} else {
 		if (p->qp_state[0] != MRCT_QPS_ERR)
 			TH_LOG("QP A is %s after an error completion, not ERR",
-			       dp_qps_name(p->qp_state[0]));
+			       mt_qps_name(p->qp_state[0]));
 		EXPECT_EQ(MRCT_QPS_ERR, p->qp_state[0]);
 	}
 }
@@ -390,7 +303,7 @@ static void dp_run(struct __test_metadata *_metadata, struct _test_data_dp *self
 static void dp_refused(struct __test_metadata *_metadata,
 		       struct _test_data_dp *self, struct mrct_qp_post *p)
 {
-	ASSERT_EQ(0, dp_ioctl(self->fd, MRCT_QP_POST, p));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST, p));
 	if (p->post_err != -EINVAL)
 		TH_LOG("ib_post_send() returned %d (%s), want -EINVAL",
 		       p->post_err, p->post_err ? strerror(-p->post_err) : "accepted");
@@ -425,7 +338,7 @@ static void dp_post_recv_b(struct __test_metadata *_metadata,
 	r.sge[0].addr = REM_IOVA + roff;
 	r.sge[0].length = len;
 	r.sge[0].lkey = self->rmr.info.lkey;
-	ASSERT_EQ(0, dp_ioctl(self->fd, MRCT_QP_POST_RECV, &r));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST_RECV, &r));
 	ASSERT_EQ(0, r.post_err);
 }
 
@@ -532,7 +445,7 @@ DP_TEST(send_inline)
 	struct mrct_qp_post p;
 
 	if (!len)
-		SKIP(return, "%s has no inline data", dp_devname());
+		SKIP(return, "%s has no inline data", mt_devname());
 	dp_fill(msg, sizeof(msg), 0x1a1);
 	dp_post_recv_b(_metadata, self, 0x200, 0x100);
 	dp_wr(&p, &self->pair, MRCT_WR_SEND, 0, 0);
@@ -552,7 +465,7 @@ DP_TEST(cmp_swp_match)
 	struct mrct_qp_post p;
 
 	if (!dp_atomics(_metadata, self))
-		SKIP(return, "%s has no atomics", dp_devname());
+		SKIP(return, "%s has no atomics", mt_devname());
 	dp_set64(self->rem, self->rem_want, 0x208, old);
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_CMP_AND_SWP, 0x10, 0x208, old, swap);
 	dp_set64(self->rem_want, self->rem_want, 0x208, swap);
@@ -571,7 +484,7 @@ DP_TEST(cmp_swp_mismatch)
 	struct mrct_qp_post p;
 
 	if (!dp_atomics(_metadata, self))
-		SKIP(return, "%s has no atomics", dp_devname());
+		SKIP(return, "%s has no atomics", mt_devname());
 	dp_set64(self->rem, self->rem_want, PAGE + 0x18, old);
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_CMP_AND_SWP, 0x20, PAGE + 0x18,
 		  old + 1, 7);
@@ -587,7 +500,7 @@ DP_TEST(fetch_add)
 	struct mrct_qp_post p;
 
 	if (!dp_atomics(_metadata, self))
-		SKIP(return, "%s has no atomics", dp_devname());
+		SKIP(return, "%s has no atomics", mt_devname());
 	dp_set64(self->rem, self->rem_want, 0x300, 0xffffffffULL);
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_FETCH_AND_ADD, 0x30, 0x300, 1, 0);
 	dp_set64(self->rem_want, self->rem_want, 0x300, 0x100000000ULL);
@@ -665,7 +578,7 @@ DP_TEST(write_iova_wrap_into_mr_at_zero)
 	struct mrct_reg zmr;
 	struct mrct_qp_post p;
 
-	ASSERT_EQ(0, dp_reg(self->fd, self->rem + MR_OFF, MR_LEN, 0,
+	ASSERT_EQ(0, mt_reg(self->fd, self->rem + MR_OFF, MR_LEN, 0,
 			    LW | RW | RR, 0, &zmr));
 	dp_rdma(&p, self, MRCT_WR_RDMA_WRITE, 0, 0, 0x800);
 	p.remote_addr = WRAP_ADDR;
@@ -699,7 +612,7 @@ DP_TEST(fetch_add_past_mr_end)
 	struct mrct_qp_post p;
 
 	if (!dp_atomics(_metadata, self))
-		SKIP(return, "%s has no atomics", dp_devname());
+		SKIP(return, "%s has no atomics", mt_devname());
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_FETCH_AND_ADD, 0, MR_LEN, 1, 0);
 	dp_run(_metadata, self, &p, MRCT_WC_REM_ACCESS_ERR);
 	dp_check_bufs(_metadata, self);
@@ -757,7 +670,7 @@ static void dp_atomic_bad_lkey(struct __test_metadata *_metadata,
 DP_TEST(fetch_add_lkey_plus_one)
 {
 	if (!dp_atomics(_metadata, self))
-		SKIP(return, "%s has no atomics", dp_devname());
+		SKIP(return, "%s has no atomics", mt_devname());
 	dp_atomic_bad_lkey(_metadata, self, MRCT_WR_ATOMIC_FETCH_AND_ADD,
 			   100, 5, 0, 105);
 }
@@ -765,7 +678,7 @@ DP_TEST(fetch_add_lkey_plus_one)
 DP_TEST(cmp_swp_lkey_plus_one)
 {
 	if (!dp_atomics(_metadata, self))
-		SKIP(return, "%s has no atomics", dp_devname());
+		SKIP(return, "%s has no atomics", mt_devname());
 	dp_atomic_bad_lkey(_metadata, self, MRCT_WR_ATOMIC_CMP_AND_SWP,
 			   100, 100, 200, 200);
 }
@@ -786,7 +699,7 @@ DP_TEST(read_into_mr_without_local_write)
 	struct mrct_reg ro;
 	struct mrct_qp_post p;
 
-	ASSERT_EQ(0, dp_reg(self->fd, self->loc + MR_OFF, MR_LEN,
+	ASSERT_EQ(0, mt_reg(self->fd, self->loc + MR_OFF, MR_LEN,
 			    LOC_IOVA + 0x100000, 0, 0, &ro));
 	dp_rdma(&p, self, MRCT_WR_RDMA_READ, 0, 0, 0x400);
 	p.sge[0].addr = LOC_IOVA + 0x100000;
@@ -822,7 +735,7 @@ DP_TEST(fetch_add_rkey_plus_one)
 	struct mrct_qp_post p;
 
 	if (!dp_atomics(_metadata, self))
-		SKIP(return, "%s has no atomics", dp_devname());
+		SKIP(return, "%s has no atomics", mt_devname());
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_FETCH_AND_ADD, 0, 0x10, 1, 0);
 	p.rkey++;
 	dp_run(_metadata, self, &p, MRCT_WC_REM_ACCESS_ERR);
@@ -835,9 +748,9 @@ static uint32_t dp_stale_rkey(struct __test_metadata *_metadata,
 {
 	struct mrct_reg mr;
 
-	EXPECT_EQ(0, dp_reg(self->fd, self->rem + MR_OFF, MR_LEN, REM_IOVA,
+	EXPECT_EQ(0, mt_reg(self->fd, self->rem + MR_OFF, MR_LEN, REM_IOVA,
 			    ALL_ACCESS, 0, &mr));
-	EXPECT_EQ(0, dp_dereg(self->fd, mr.handle));
+	EXPECT_EQ(0, mt_dereg(self->fd, mr.handle));
 	return mr.info.rkey;
 }
 
@@ -867,7 +780,7 @@ static uint32_t dp_other_pd_rkey(struct __test_metadata *_metadata,
 {
 	struct mrct_reg mr;
 
-	EXPECT_EQ(0, dp_reg(self->fd, self->rem + MR_OFF, MR_LEN, REM_IOVA,
+	EXPECT_EQ(0, mt_reg(self->fd, self->rem + MR_OFF, MR_LEN, REM_IOVA,
 			    ALL_ACCESS, 1, &mr));
 	return mr.info.rkey;
 }
@@ -887,7 +800,7 @@ DP_TEST(fetch_add_other_pd_rkey)
 	struct mrct_qp_post p;
 
 	if (!dp_atomics(_metadata, self))
-		SKIP(return, "%s has no atomics", dp_devname());
+		SKIP(return, "%s has no atomics", mt_devname());
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_FETCH_AND_ADD, 0, 0x10, 1, 0);
 	p.rkey = dp_other_pd_rkey(_metadata, self);
 	dp_run(_metadata, self, &p, MRCT_WC_REM_ACCESS_ERR);
@@ -902,7 +815,7 @@ static uint32_t dp_rkey_with(struct __test_metadata *_metadata,
 {
 	struct mrct_reg mr;
 
-	EXPECT_EQ(0, dp_reg(self->fd, self->rem + MR_OFF, MR_LEN, REM_IOVA,
+	EXPECT_EQ(0, mt_reg(self->fd, self->rem + MR_OFF, MR_LEN, REM_IOVA,
 			    access, 0, &mr));
 	return mr.info.rkey;
 }
@@ -912,7 +825,7 @@ DP_TEST(fetch_add_mr_without_remote_atomic)
 	struct mrct_qp_post p;
 
 	if (!dp_atomics(_metadata, self))
-		SKIP(return, "%s has no atomics", dp_devname());
+		SKIP(return, "%s has no atomics", mt_devname());
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_FETCH_AND_ADD, 0, 0x10, 1, 0);
 	p.rkey = dp_rkey_with(_metadata, self, LW | RW | RR);
 	dp_run(_metadata, self, &p, MRCT_WC_REM_ACCESS_ERR);
@@ -945,8 +858,9 @@ static void dp_repair(struct __test_metadata *_metadata,
 {
 	struct mrct_qp_destroy d = { .handle = self->pair.handle };
 
-	ASSERT_EQ(0, dp_ioctl(self->fd, MRCT_QP_DESTROY, &d));
-	ASSERT_EQ(0, dp_pair(self->fd, access, &self->pair));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_DESTROY, &d));
+	ASSERT_EQ(0, mt_pair(self->fd, 0, access, QP_SGE, QP_INLINE,
+			     &self->pair));
 }
 
 DP_TEST(fetch_add_qp_without_remote_atomic)
@@ -954,7 +868,7 @@ DP_TEST(fetch_add_qp_without_remote_atomic)
 	struct mrct_qp_post p;
 
 	if (!dp_atomics(_metadata, self))
-		SKIP(return, "%s has no atomics", dp_devname());
+		SKIP(return, "%s has no atomics", mt_devname());
 	dp_repair(_metadata, self, LW | RW | RR);
 	dp_atomic(&p, self, MRCT_WR_ATOMIC_FETCH_AND_ADD, 0, 0x10, 1, 0);
 	dp_run(_metadata, self, &p, MRCT_WC_REM_INV_REQ_ERR);
@@ -998,7 +912,7 @@ static void dp_misaligned(struct __test_metadata *_metadata,
 	dp_atomic(&p, self, opcode, 0, roff, dp_get64(self->rem, roff), 1);
 	dp_post(_metadata, self, &p);
 	if (p.post_err && !self->vhca) {
-		TH_LOG("%s refused it at post time: %d", dp_devname(),
+		TH_LOG("%s refused it at post time: %d", mt_devname(),
 		       p.post_err);
 		EXPECT_EQ(-EINVAL, p.post_err);
 		EXPECT_EQ(MRCT_BAD_WR_SELF, p.bad_wr);
@@ -1011,14 +925,14 @@ static void dp_misaligned(struct __test_metadata *_metadata,
 DP_TEST(fetch_add_misaligned)
 {
 	if (!dp_atomics(_metadata, self))
-		SKIP(return, "%s has no atomics", dp_devname());
+		SKIP(return, "%s has no atomics", mt_devname());
 	dp_misaligned(_metadata, self, MRCT_WR_ATOMIC_FETCH_AND_ADD, 0x204);
 }
 
 DP_TEST(cmp_swp_misaligned)
 {
 	if (!dp_atomics(_metadata, self))
-		SKIP(return, "%s has no atomics", dp_devname());
+		SKIP(return, "%s has no atomics", mt_devname());
 	dp_misaligned(_metadata, self, MRCT_WR_ATOMIC_CMP_AND_SWP, 0x201);
 }
 
@@ -1098,7 +1012,7 @@ DP_TEST(post_recv_too_many_sges)
 		r.sge[i].length = 0x10;
 		r.sge[i].lkey = self->rmr.info.lkey;
 	}
-	ASSERT_EQ(0, dp_ioctl(self->fd, MRCT_QP_POST_RECV, &r));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST_RECV, &r));
 	EXPECT_EQ(-EINVAL, r.post_err);
 	EXPECT_EQ(MRCT_BAD_WR_SELF, r.bad_wr);
 	dp_still_works(_metadata, self);
@@ -1125,7 +1039,8 @@ DP_TEST(close_with_pairs_in_error)
 	struct mrct_qp_create other;
 	struct mrct_qp_post p;
 
-	ASSERT_EQ(0, dp_pair(self->fd, ALL_ACCESS, &other));
+	ASSERT_EQ(0, mt_pair(self->fd, 0, ALL_ACCESS, QP_SGE, QP_INLINE,
+			     &other));
 	dp_rdma(&p, self, MRCT_WR_RDMA_WRITE, 0, 0, 0x400);
 	p.rkey = JUNK_RKEY;
 	dp_run(_metadata, self, &p, MRCT_WC_REM_ACCESS_ERR);
@@ -1142,18 +1057,19 @@ DP_TEST(pair_bad_input)
 
 	memset(&qc, 0, sizeof(qc));
 	qc.pd = MRCT_NUM_PDS;
-	EXPECT_EQ(-EINVAL, dp_ioctl(self->fd, MRCT_QP_CREATE, &qc));
-	EXPECT_EQ(-EINVAL, dp_pair(self->fd, MRCT_ACCESS_MW_BIND, &qc));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_QP_CREATE, &qc));
+	EXPECT_EQ(-EINVAL, mt_pair(self->fd, 0, MRCT_ACCESS_MW_BIND, QP_SGE,
+				   QP_INLINE, &qc));
 	dp_rdma(&p, self, MRCT_WR_RDMA_WRITE, 0, 0, 0x40);
 	p.qp = 2;
-	EXPECT_EQ(-EINVAL, dp_ioctl(self->fd, MRCT_QP_POST, &p));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_QP_POST, &p));
 	p.qp = 0;
 	p.num_sge = MRCT_QP_MAX_SGE + 1;
-	EXPECT_EQ(-EINVAL, dp_ioctl(self->fd, MRCT_QP_POST, &p));
-	EXPECT_EQ(0, dp_ioctl(self->fd, MRCT_QP_DESTROY, &d));
-	EXPECT_EQ(-ENOENT, dp_ioctl(self->fd, MRCT_QP_DESTROY, &d));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_QP_POST, &p));
+	EXPECT_EQ(0, mt_ioctl(self->fd, MRCT_QP_DESTROY, &d));
+	EXPECT_EQ(-ENOENT, mt_ioctl(self->fd, MRCT_QP_DESTROY, &d));
 	dp_rdma(&p, self, MRCT_WR_RDMA_WRITE, 0, 0, 0x40);
-	EXPECT_EQ(-ENOENT, dp_ioctl(self->fd, MRCT_QP_POST, &p));
+	EXPECT_EQ(-ENOENT, mt_ioctl(self->fd, MRCT_QP_POST, &p));
 }
 
 TEST_HARNESS_MAIN

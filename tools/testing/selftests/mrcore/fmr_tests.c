@@ -34,47 +34,13 @@
 
 /* A private UAPI, so not under include/uapi (the test_hmm pattern). */
 #include "mrcore_test_uapi.h"
+#include "mrct_util.h"
 
 #define PAGE		4096U
 #define LRW		(MRCT_ACCESS_LOCAL_WRITE | MRCT_ACCESS_REMOTE_READ | \
 			 MRCT_ACCESS_REMOTE_WRITE)
 #define IOVA		0x7000200ULL	/* 0x200 into a page */
 #define WAIT_MS		5000		/* for the flush worker */
-
-/* ioctl() as 0 or -errno. */
-static int ft_ioctl(int fd, unsigned long req, void *arg)
-{
-	int ret;
-
-	do {
-		ret = ioctl(fd, req, arg);
-	} while (ret && errno == EINTR);
-	return ret ? -errno : 0;
-}
-
-static int ft_open(const char *name)
-{
-	struct mrct_set_device sd = {};
-	int fd, err;
-
-	fd = open("/dev/" MRCT_DEV_NAME, O_RDWR);
-	if (fd < 0)
-		return -errno;
-	snprintf(sd.name, sizeof(sd.name), "%s", name);
-	err = ft_ioctl(fd, MRCT_SET_DEVICE, &sd);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
-static const char *ft_devname(void)
-{
-	const char *name = getenv("MRCT_DEVICE");
-
-	return name ? name : "vhca0";
-}
 
 static int ft_pool(int fd, uint32_t size, uint32_t max_pages,
 		   uint32_t max_remaps, uint32_t watermark, uint32_t flags,
@@ -90,7 +56,7 @@ static int ft_pool(int fd, uint32_t size, uint32_t max_pages,
 	};
 	int err;
 
-	err = ft_ioctl(fd, MRCT_FMR_POOL_CREATE, &c);
+	err = mt_ioctl(fd, MRCT_FMR_POOL_CREATE, &c);
 	*handle = c.handle;
 	return err;
 }
@@ -99,7 +65,7 @@ static int ft_handle(int fd, unsigned long req, uint32_t handle)
 {
 	struct mrct_fmr_handle h = { .handle = handle };
 
-	return ft_ioctl(fd, req, &h);
+	return mt_ioctl(fd, req, &h);
 }
 
 /* Map buffer pages @pages[0 .. n) at @iova; @m gets key and length. */
@@ -111,7 +77,7 @@ static int ft_map(int fd, uint32_t pool, const uint32_t *pages, uint32_t n,
 	m->npages = n;
 	m->iova = iova;
 	memcpy(m->pages, pages, n * sizeof(*pages));
-	return ft_ioctl(fd, MRCT_FMR_MAP, m);
+	return mt_ioctl(fd, MRCT_FMR_MAP, m);
 }
 
 static int ft_unmap(int fd, const struct mrct_fmr_map *m)
@@ -123,7 +89,7 @@ static struct mrct_fmr_stats ft_stats(int fd, uint32_t pool)
 {
 	struct mrct_fmr_stats st = { .pool = pool };
 
-	if (ft_ioctl(fd, MRCT_FMR_STATS, &st))
+	if (mt_ioctl(fd, MRCT_FMR_STATS, &st))
 		memset(&st, 0xff, sizeof(st));
 	return st;
 }
@@ -137,7 +103,7 @@ static int ft_buf(int fd, unsigned long req, uint32_t offset, void *buf,
 		.length = len,
 	};
 
-	return ft_ioctl(fd, req, &b);
+	return mt_ioctl(fd, req, &b);
 }
 
 /* The device moves @len bytes through @key at @iova, on PD 0. */
@@ -152,7 +118,7 @@ static int ft_dev(int fd, unsigned long req, uint32_t key, uint64_t iova,
 		.flags = MRCT_XFER_RAW_KEY,
 	};
 
-	return ft_ioctl(fd, req, &x);
+	return mt_ioctl(fd, req, &x);
 }
 
 static uint8_t ft_byte(uint32_t page, uint32_t off, uint32_t seed)
@@ -230,10 +196,10 @@ FIXTURE(fmr)
 FIXTURE_SETUP(fmr)
 {
 	self->pool = 0;
-	self->fd = ft_open(ft_devname());
+	self->fd = mt_open(mt_devname());
 	if (self->fd < 0)
 		TH_LOG("cannot open /dev/%s on %s: %s (is mrcore_test loaded?)",
-		       MRCT_DEV_NAME, ft_devname(), strerror(-self->fd));
+		       MRCT_DEV_NAME, mt_devname(), strerror(-self->fd));
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, ft_fill(self->fd, 1));
 }
@@ -436,14 +402,14 @@ TEST_F(fmr, bad_arguments_einval)
 	struct mrct_fmr_map m;
 
 	/* Pool parameters, checked by mrcore. */
-	EXPECT_EQ(-EINVAL, ft_ioctl(self->fd, MRCT_FMR_POOL_CREATE, &c));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_FMR_POOL_CREATE, &c));
 	c.dirty_watermark = 5;
-	EXPECT_EQ(-EINVAL, ft_ioctl(self->fd, MRCT_FMR_POOL_CREATE, &c));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_FMR_POOL_CREATE, &c));
 	c.dirty_watermark = 4;
 	c.access = LRW | MRCT_ACCESS_ZERO_BASED;
-	EXPECT_EQ(-EINVAL, ft_ioctl(self->fd, MRCT_FMR_POOL_CREATE, &c));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_FMR_POOL_CREATE, &c));
 	c.access = MRCT_ACCESS_REMOTE_WRITE;
-	EXPECT_EQ(-EINVAL, ft_ioctl(self->fd, MRCT_FMR_POOL_CREATE, &c));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_FMR_POOL_CREATE, &c));
 
 	/* Page lists: empty, longer than the pool's FMRs. */
 	ASSERT_EQ(0, ft_pool(self->fd, 2, 4, 4, 2, MRCT_FMR_CACHE,
@@ -493,7 +459,7 @@ static int ft_bench_one(int fd, uint32_t pool, uint32_t mode, uint32_t npages,
 	};
 	int err;
 
-	err = ft_ioctl(fd, MRCT_FMR_BENCH, &b);
+	err = mt_ioctl(fd, MRCT_FMR_BENCH, &b);
 	if (err || !b.cycles || !b.elapsed_ns)
 		return err ? err : -EIO;
 	r->cycles = b.cycles;
@@ -514,7 +480,7 @@ static int ft_bench(const char *dev, double secs)
 	       npages);
 	printf("max_remaps %u, watermark %u, cache on, %.1f s a mode\n",
 	       remaps, wm, secs);
-	fd = ft_open(dev);
+	fd = mt_open(dev);
 	if (fd < 0) {
 		printf("not ok - fmr bench: hit and miss rates measured # cannot open %s: %s\n",
 		       dev, strerror(-fd));
@@ -570,5 +536,5 @@ int main(int argc, char **argv)
 		}
 		secs = atof(optarg);
 	}
-	return ft_bench(optind < argc ? argv[optind] : ft_devname(), secs);
+	return ft_bench(optind < argc ? argv[optind] : mt_devname(), secs);
 }

@@ -55,6 +55,7 @@
 
 /* A private UAPI, so not under include/uapi (the test_hmm pattern). */
 #include "mrcore_test_uapi.h"
+#include "mrct_util.h"
 
 #define PAGE		4096UL
 #define SZ_2M		(2UL << 20)
@@ -79,54 +80,6 @@
 #define DEFAULT_CYCLES	10000
 #define GID_WAIT_S	10
 
-static const char *fr_devname(void)
-{
-	const char *name = getenv("MRCT_DEVICE");
-
-	return name ? name : "vhca0";
-}
-
-/* ioctl() as 0 or -errno. */
-static int fr_ioctl(int fd, unsigned long req, void *arg)
-{
-	int ret;
-
-	do {
-		ret = ioctl(fd, req, arg);
-	} while (ret && errno == EINTR);
-	return ret ? -errno : 0;
-}
-
-static const char *fr_wc_name(uint32_t status)
-{
-	static const char * const names[] = {
-		"SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR",
-		"LOC_PROT_ERR", "WR_FLUSH_ERR", "MW_BIND_ERR", "BAD_RESP_ERR",
-		"LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR",
-		"REM_OP_ERR", "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR",
-		"LOC_RDD_VIOL_ERR", "REM_INV_RD_REQ_ERR", "REM_ABORT_ERR",
-		"INV_EECN_ERR", "INV_EEC_STATE_ERR", "FATAL_ERR",
-		"RESP_TIMEOUT_ERR", "GENERAL_ERR",
-	};
-
-	if (status == MRCT_WC_NONE)
-		return "no completion";
-	if (status < ARRAY_SIZE(names))
-		return names[status];
-	return "?";
-}
-
-static const char *fr_qps_name(uint32_t state)
-{
-	static const char * const names[] = {
-		"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
-	};
-
-	if (state < ARRAY_SIZE(names))
-		return names[state];
-	return "unknown (query_qp failed)";
-}
-
 FIXTURE(frwr)
 {
 	int fd;			/* -1: no such device, the case is skipped */
@@ -134,16 +87,6 @@ FIXTURE(frwr)
 	struct mrct_qp_create pair;	/* PD 0, qp_access_flags QP_ACCESS */
 	struct mrct_frwr_alloc fm;	/* PD 0, FM_MAX_PAGES, FM_CHUNKS pages */
 };
-
-static int fr_pair(int fd, uint32_t pd, struct mrct_qp_create *qc)
-{
-	memset(qc, 0, sizeof(*qc));
-	qc->pd = pd;
-	qc->access = QP_ACCESS;
-	qc->max_send_sge = 1;
-	qc->max_recv_sge = 1;
-	return fr_ioctl(fd, MRCT_QP_CREATE, qc);
-}
 
 static int fr_alloc(int fd, uint32_t pd, uint32_t max_pages, uint32_t nchunks,
 		    uint32_t chunk_shift, struct mrct_frwr_alloc *a)
@@ -153,35 +96,24 @@ static int fr_alloc(int fd, uint32_t pd, uint32_t max_pages, uint32_t nchunks,
 	a->max_pages = max_pages;
 	a->nchunks = nchunks;
 	a->chunk_shift = chunk_shift;
-	return fr_ioctl(fd, MRCT_FRWR_ALLOC, a);
+	return mt_ioctl(fd, MRCT_FRWR_ALLOC, a);
 }
 
 FIXTURE_SETUP(frwr)
 {
-	struct mrct_set_device sd = {};
 	int err;
 
-	self->fd = open("/dev/" MRCT_DEV_NAME, O_RDWR);
+	self->fd = mt_fixture_open(_metadata);
 	if (self->fd < 0)
-		TH_LOG("cannot open /dev/%s: %s (is mrcore_test loaded?)",
-		       MRCT_DEV_NAME, strerror(errno));
-	ASSERT_LE(0, self->fd);
-	snprintf(sd.name, sizeof(sd.name), "%s", fr_devname());
-	err = fr_ioctl(self->fd, MRCT_SET_DEVICE, &sd);
-	if (err == -ENODEV) {
-		close(self->fd);
-		self->fd = -1;
-		SKIP(return, "no RDMA device %s", fr_devname());
-	}
-	ASSERT_EQ(0, err);
-	err = fr_pair(self->fd, 0, &self->pair);
+		return;
+	err = mt_pair(self->fd, 0, QP_ACCESS, 1, 0, &self->pair);
 	if (err)
-		TH_LOG("MRCT_QP_CREATE on %s: %s", fr_devname(), strerror(-err));
+		TH_LOG("MRCT_QP_CREATE on %s: %s", mt_devname(), strerror(-err));
 	ASSERT_EQ(0, err);
 	self->vhca = self->pair.flags & MRCT_QP_F_VHCA;
 	err = fr_alloc(self->fd, 0, FM_MAX_PAGES, FM_CHUNKS, 12, &self->fm);
 	if (err)
-		TH_LOG("MRCT_FRWR_ALLOC on %s: %s", fr_devname(), strerror(-err));
+		TH_LOG("MRCT_FRWR_ALLOC on %s: %s", mt_devname(), strerror(-err));
 	ASSERT_EQ(0, err);
 }
 
@@ -222,12 +154,12 @@ static void fr_want_error(struct __test_metadata *_metadata,
 		return;
 	if (self->vhca || got == MRCT_WC_SUCCESS || got == MRCT_WC_NONE) {
 		TH_LOG("%s: wc.status %u %s, want %u %s", what, got,
-		       fr_wc_name(got), want, fr_wc_name(want));
+		       mt_wc_name(got), want, mt_wc_name(want));
 		EXPECT_EQ(want, got);
 		return;
 	}
 	TH_LOG("differs: %s on %s: %s (IBTA and vhca: %s)", what,
-	       fr_devname(), fr_wc_name(got), fr_wc_name(want));
+	       mt_devname(), mt_wc_name(got), mt_wc_name(want));
 }
 
 static void fr_want_ok(struct __test_metadata *_metadata, const char *what,
@@ -239,7 +171,7 @@ static void fr_want_ok(struct __test_metadata *_metadata, const char *what,
 	ASSERT_EQ(0, post_err);
 	if (got != MRCT_WC_SUCCESS)
 		TH_LOG("%s: wc.status %u %s, want SUCCESS", what, got,
-		       fr_wc_name(got));
+		       mt_wc_name(got));
 	ASSERT_EQ(MRCT_WC_SUCCESS, got);
 }
 
@@ -252,11 +184,11 @@ static void fr_want_qp_err(struct __test_metadata *_metadata,
 		return;
 	if (!self->vhca) {
 		TH_LOG("differs: %s on %s: QP %s after the error, not ERR",
-		       what, fr_devname(), fr_qps_name(state));
+		       what, mt_devname(), mt_qps_name(state));
 		return;
 	}
 	TH_LOG("%s: QP %s after an error completion, not ERR", what,
-	       fr_qps_name(state));
+	       mt_qps_name(state));
 	EXPECT_EQ(MRCT_QPS_ERR, state);
 }
 
@@ -276,7 +208,7 @@ static int fr_reg(struct _test_data_frwr *self, uint32_t pair,
 	r->offset = REG_OFFSET;
 	r->length = REG_LEN;
 	r->page_size = PAGE;
-	return fr_ioctl(self->fd, MRCT_FRWR_REG, r);
+	return mt_ioctl(self->fd, MRCT_FRWR_REG, r);
 }
 
 /* REG_MR that must succeed; returns the key it registered. */
@@ -305,7 +237,7 @@ static int fr_inv(struct _test_data_frwr *self, uint32_t pair,
 	i->key = key;
 	if (opcode == MRCT_WR_SEND_WITH_INV)
 		i->flags = MRCT_POST_WAIT_RECV;
-	return fr_ioctl(self->fd, MRCT_FRWR_INV, i);
+	return mt_ioctl(self->fd, MRCT_FRWR_INV, i);
 }
 
 /* A zero-SGE receive on QP B, for a Send with Invalidate from A. */
@@ -314,7 +246,7 @@ static void fr_post_recv(struct __test_metadata *_metadata,
 {
 	struct mrct_qp_recv r = { .handle = pair, .qp = 1 };
 
-	ASSERT_EQ(0, fr_ioctl(self->fd, MRCT_QP_POST_RECV, &r));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST_RECV, &r));
 	ASSERT_EQ(0, r.post_err);
 }
 
@@ -346,7 +278,7 @@ static int fr_xfer(struct _test_data_frwr *self, uint32_t pair,
 	x->length = len;
 	x->seed = seed;
 	x->seed_old = seed ^ 0x5a;
-	return fr_ioctl(self->fd, MRCT_FRWR_XFER, x);
+	return mt_ioctl(self->fd, MRCT_FRWR_XFER, x);
 }
 
 /* WRITE then READ of [@off, @off + @len) through @key: every byte right. */
@@ -399,7 +331,7 @@ static uint32_t fr_new_pair(struct __test_metadata *_metadata,
 {
 	struct mrct_qp_create qc;
 
-	ASSERT_EQ(0, fr_pair(self->fd, pd, &qc));
+	ASSERT_EQ(0, mt_pair(self->fd, pd, QP_ACCESS, 1, 0, &qc));
 	return qc.handle;
 }
 
@@ -643,7 +575,7 @@ FR_TEST(local_inv_user_mr_refused)
 	reg.length = PAGE;
 	reg.iova = (uintptr_t)buf;
 	reg.access = MR_ACCESS;
-	ASSERT_EQ(0, fr_ioctl(self->fd, MRCT_REG, &reg));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_REG, &reg));
 	fr_inv_not_frmr(_metadata, self, reg.info.rkey,
 			"LOCAL_INV of a user MR's key");
 
@@ -656,7 +588,7 @@ FR_TEST(local_inv_user_mr_refused)
 	p.sge[0].addr = (uintptr_t)buf + 8;
 	p.sge[0].length = 8;
 	p.sge[0].lkey = reg.info.lkey;
-	ASSERT_EQ(0, fr_ioctl(self->fd, MRCT_QP_POST, &p));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST, &p));
 	fr_want_ok(_metadata, "WRITE into the user MR", p.post_err, p.status);
 	munmap(buf, PAGE);
 }
@@ -679,8 +611,8 @@ FR_TEST(free_valid_mr)
 	key = fr_reg_ok(_metadata, self, self->pair.handle,
 			MRCT_FRWR_KEY_NEXT, 0);
 	f.handle = self->fm.handle;
-	ASSERT_EQ(0, fr_ioctl(self->fd, MRCT_FRWR_FREE, &f));
-	EXPECT_EQ(-ENOENT, fr_ioctl(self->fd, MRCT_FRWR_FREE, &f));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_FREE, &f));
+	EXPECT_EQ(-ENOENT, mt_ioctl(self->fd, MRCT_FRWR_FREE, &f));
 
 	ASSERT_EQ(0, fr_alloc(self->fd, 0, FM_MAX_PAGES, FM_CHUNKS, 12,
 			      &self->fm));
@@ -712,14 +644,14 @@ FR_TEST_TIMEOUT(cycles_item27, 900)
 	c.max_nents = FM_MAX_PAGES;
 	c.access = MR_ACCESS;
 	c.seed = 0x100;
-	err = fr_ioctl(self->fd, MRCT_FRWR_CYCLE, &c);
+	err = mt_ioctl(self->fd, MRCT_FRWR_CYCLE, &c);
 	if (err)
 		TH_LOG("MRCT_FRWR_CYCLE: %s after %u cycles", strerror(-err),
 		       c.done);
 	ASSERT_EQ(0, err);
 	if (c.step != MRCT_FRWR_STEP_NONE)
 		TH_LOG("cycle %u stopped at step %u: err %d, wc.status %s",
-		       c.done, c.step, c.err, fr_wc_name(c.status));
+		       c.done, c.step, c.err, mt_wc_name(c.status));
 	EXPECT_EQ(MRCT_FRWR_STEP_NONE, c.step);
 	EXPECT_EQ(cycles, c.done);
 	EXPECT_EQ((fr_variant(self->fm.rkey) + cycles) & 0xff,
@@ -740,7 +672,7 @@ FR_TEST(page_size_2m)
 	int err;
 
 	if (!(self->fm.page_size_cap & SZ_2M))
-		SKIP(return, "%s has no 2 MiB pages", fr_devname());
+		SKIP(return, "%s has no 2 MiB pages", mt_devname());
 	err = fr_alloc(self->fd, 0, 2, 2, 21, &a);
 	if (err == -ENOMEM)
 		SKIP(return, "no free 2 MiB blocks");
@@ -754,7 +686,7 @@ FR_TEST(page_size_2m)
 	r.offset = 0x1ff000;
 	r.length = 0x3000;
 	r.page_size = SZ_2M;
-	ASSERT_EQ(0, fr_ioctl(self->fd, MRCT_FRWR_REG, &r));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_REG, &r));
 	EXPECT_EQ(2, r.nents);
 	ASSERT_EQ(r.nents, r.map_ret);
 	fr_want_ok(_metadata, "REG_MR, 2 MiB pages", r.post_err, r.status);
@@ -781,7 +713,7 @@ FR_TEST(page_size_64k)
 	r.offset = 0x800;
 	r.length = 2 * SZ_64K;
 	r.page_size = SZ_64K;
-	ASSERT_EQ(0, fr_ioctl(self->fd, MRCT_FRWR_REG, &r));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_REG, &r));
 	ASSERT_EQ(r.nents, r.map_ret);
 	ASSERT_EQ(0, r.post_err);
 	if (has) {
@@ -818,13 +750,13 @@ FR_TEST(max_page_list_len)
 	r.stride = 1;
 	r.length = (uint64_t)(max + 1) * PAGE;
 	r.page_size = PAGE;
-	ASSERT_EQ(0, fr_ioctl(self->fd, MRCT_FRWR_REG, &r));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_REG, &r));
 	EXPECT_EQ(max + 1, r.nents);
 	EXPECT_EQ(max, r.map_ret);
 	EXPECT_EQ(MRCT_WC_NONE, r.status);
 
 	r.length = (uint64_t)max * PAGE;
-	ASSERT_EQ(0, fr_ioctl(self->fd, MRCT_FRWR_REG, &r));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_REG, &r));
 	ASSERT_EQ(max, r.map_ret);
 	fr_want_ok(_metadata, "REG_MR of max_fast_reg_page_list_len pages",
 		   r.post_err, r.status);
@@ -837,13 +769,13 @@ FR_TEST(max_page_list_len)
 		fr_data_ok(_metadata, self, pair, a.handle, 0, 0, r.length);
 	else
 		TH_LOG("differs: no data through %u pages on %s: %s", max,
-		       fr_devname(), "6.1 rxe_mr_copy reads past its map array");
+		       mt_devname(), "6.1 rxe_mr_copy reads past its map array");
 	fr_inv_ok(_metadata, self, pair, r.rkey);
 
 	err = fr_alloc(self->fd, 0, max + 1, 1, 12, &big);
 	if (!err && !self->vhca)
 		TH_LOG("differs: %s allocates an MR of %u pages, %s",
-		       fr_devname(), max + 1,
+		       mt_devname(), max + 1,
 		       "beyond its max_fast_reg_page_list_len");
 	else
 		EXPECT_EQ(-EINVAL, err);
@@ -873,22 +805,22 @@ FR_TEST(bad_input)
 	r.pair = self->pair.handle;
 	r.first = FM_CHUNKS;
 	r.length = PAGE;
-	EXPECT_EQ(-EINVAL, fr_ioctl(self->fd, MRCT_FRWR_REG, &r));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_FRWR_REG, &r));
 	r.first = 0;
 	r.length = (FM_CHUNKS + 1) * PAGE;
-	EXPECT_EQ(-EINVAL, fr_ioctl(self->fd, MRCT_FRWR_REG, &r));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_FRWR_REG, &r));
 	r.length = PAGE;
 	r.flags = MRCT_FRWR_KEY_NEXT | MRCT_FRWR_KEY_SET;
-	EXPECT_EQ(-EINVAL, fr_ioctl(self->fd, MRCT_FRWR_REG, &r));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_FRWR_REG, &r));
 	/* LOCAL_INV waits for no receive; RDMA WRITE is no invalidation. */
 	memset(&i, 0, sizeof(i));
 	i.pair = self->pair.handle;
 	i.opcode = MRCT_WR_LOCAL_INV;
 	i.flags = MRCT_POST_WAIT_RECV;
-	EXPECT_EQ(-EINVAL, fr_ioctl(self->fd, MRCT_FRWR_INV, &i));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_FRWR_INV, &i));
 	i.flags = 0;
 	i.opcode = MRCT_WR_RDMA_WRITE;
-	EXPECT_EQ(-EINVAL, fr_ioctl(self->fd, MRCT_FRWR_INV, &i));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_FRWR_INV, &i));
 }
 
 /* --bench ------------------------------------------------------------- */
@@ -924,9 +856,9 @@ static int fr_bench_setup(const char *name, uint32_t *pair, char *why,
 		return -1;
 	}
 	snprintf(sd.name, sizeof(sd.name), "%s", name);
-	err = fr_ioctl(fd, MRCT_SET_DEVICE, &sd);
+	err = mt_ioctl(fd, MRCT_SET_DEVICE, &sd);
 	for (tries = 0; !err && tries < GID_WAIT_S * 10; tries++) {
-		err = fr_pair(fd, 0, &qc);
+		err = mt_pair(fd, 0, QP_ACCESS, 1, 0, &qc);
 		if (err != -EADDRNOTAVAIL)
 			break;
 		usleep(100000);
@@ -952,7 +884,7 @@ static void fr_bench_cell(int fd, uint32_t pair, uint32_t npages,
 	};
 	int err;
 
-	err = fr_ioctl(fd, MRCT_FRWR_BENCH, &b);
+	err = mt_ioctl(fd, MRCT_FRWR_BENCH, &b);
 	if (err)
 		snprintf(c->why, sizeof(c->why), "MRCT_FRWR_BENCH: %s",
 			 fr_errname(err));
@@ -961,7 +893,7 @@ static void fr_bench_cell(int fd, uint32_t pair, uint32_t npages,
 			 fr_errname(b.post_err));
 	else if (b.status != MRCT_WC_SUCCESS)
 		snprintf(c->why, sizeof(c->why), "completion status %s",
-			 fr_wc_name(b.status));
+			 mt_wc_name(b.status));
 	else if (!b.cycles || !b.elapsed_ns)
 		snprintf(c->why, sizeof(c->why), "no cycle completed");
 	if (c->why[0])

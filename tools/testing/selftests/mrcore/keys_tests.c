@@ -33,6 +33,7 @@
 
 /* A private UAPI, so not under include/uapi (the test_hmm pattern). */
 #include "mrcore_test_uapi.h"
+#include "mrct_util.h"
 
 #define PAGE		4096UL
 
@@ -54,24 +55,6 @@
 #define KEY_INDEX(n)	(0xf000U + (n))
 #define KEY(n, v)	(KEY_INDEX(n) << 8 | (v))
 #define VARIANT		0xa5
-
-static const char *keys_devname(void)
-{
-	const char *name = getenv("MRCT_DEVICE");
-
-	return name ? name : "vhca0";
-}
-
-/* ioctl() as 0 or -errno. */
-static int keys_ioctl(int fd, unsigned long req, void *arg)
-{
-	int ret;
-
-	do {
-		ret = ioctl(fd, req, arg);
-	} while (ret && errno == EINTR);
-	return ret ? -errno : 0;
-}
 
 static uint8_t keys_pat(uint32_t seed, size_t i)
 {
@@ -126,7 +109,7 @@ static int keys_reg(int fd, struct keys_buf *b, uint32_t key, uint32_t flags)
 	};
 	int err;
 
-	err = keys_ioctl(fd, MRCT_KEYS_REG, &r);
+	err = mt_ioctl(fd, MRCT_KEYS_REG, &r);
 	if (err)
 		return err;
 	b->handle = r.handle;
@@ -139,7 +122,7 @@ static int keys_wait(int fd, uint32_t handle, struct mrct_keys_wait *w)
 	memset(w, 0, sizeof(*w));
 	w->handle = handle;
 	w->timeout_ms = MRCT_QP_WAIT_MS;
-	return keys_ioctl(fd, MRCT_KEYS_WAIT, w);
+	return mt_ioctl(fd, MRCT_KEYS_WAIT, w);
 }
 
 static int keys_dereg(int fd, struct keys_buf *b)
@@ -147,7 +130,7 @@ static int keys_dereg(int fd, struct keys_buf *b)
 	struct mrct_keys_handle h = { .handle = b->handle };
 	int err;
 
-	err = keys_ioctl(fd, MRCT_KEYS_DEREG, &h);
+	err = mt_ioctl(fd, MRCT_KEYS_DEREG, &h);
 	if (!err)
 		b->handle = 0;
 	return err;
@@ -157,40 +140,22 @@ static uint64_t keys_pinned(int fd)
 {
 	struct mrct_counters c = {};
 
-	if (keys_ioctl(fd, MRCT_COUNTERS, &c))
+	if (mt_ioctl(fd, MRCT_COUNTERS, &c))
 		return UINT64_MAX;
 	return c.pinned_vm;
 }
 
 FIXTURE_SETUP(keys)
 {
-	struct mrct_set_device sd = {};
-	struct mrct_qp_create qc = {};
+	struct mrct_qp_create qc;
 	struct mrct_reg reg = {};
-	int err;
 
-	self->fd = open("/dev/" MRCT_DEV_NAME, O_RDWR);
+	self->fd = mt_fixture_open(_metadata);
 	if (self->fd < 0)
-		TH_LOG("cannot open /dev/%s: %s (is mrcore_test loaded?)",
-		       MRCT_DEV_NAME, strerror(errno));
-	ASSERT_LE(0, self->fd);
-	snprintf(sd.name, sizeof(sd.name), "%s", keys_devname());
-	err = keys_ioctl(self->fd, MRCT_SET_DEVICE, &sd);
-	if (err == -ENODEV) {
-		close(self->fd);
-		self->fd = -1;
-		SKIP(return, "no RDMA device %s", keys_devname());
-	}
-	ASSERT_EQ(0, err);
-	qc.access = QP_ACCESS;
-	qc.max_send_sge = 1;
-	qc.max_recv_sge = 1;
-	ASSERT_EQ(0, keys_ioctl(self->fd, MRCT_QP_CREATE, &qc));
-	if (!(qc.flags & MRCT_QP_F_VHCA)) {
-		close(self->fd);
-		self->fd = -1;
-		SKIP(return, "%s is not a vhca device", keys_devname());
-	}
+		return;
+	ASSERT_EQ(0, mt_pair(self->fd, 0, QP_ACCESS, 1, 0, &qc));
+	if (!mt_fixture_vhca(_metadata, &self->fd, qc.flags))
+		return;
 	self->pair = qc.handle;
 	self->dma_lkey = qc.local_dma_lkey;
 
@@ -199,7 +164,7 @@ FIXTURE_SETUP(keys)
 	reg.length = BUF_LEN;
 	reg.iova = SRC_IOVA;
 	reg.access = LW;
-	ASSERT_EQ(0, keys_ioctl(self->fd, MRCT_REG, &reg));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_REG, &reg));
 	self->src.handle = reg.handle;
 	self->src.key = reg.info.lkey;
 	ASSERT_EQ(0, keys_map(BUF_LEN, &self->tgt));
@@ -244,7 +209,7 @@ static uint32_t keys_rdma(struct __test_metadata *_metadata,
 	p.sge[0].addr = SRC_IOVA;
 	p.sge[0].length = len;
 	p.sge[0].lkey = self->src.key;
-	EXPECT_EQ(0, keys_ioctl(self->fd, MRCT_QP_POST, &p));
+	EXPECT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST, &p));
 	EXPECT_EQ(0, p.post_err);
 	return p.status;
 }

@@ -33,6 +33,7 @@
 
 /* A private UAPI, so not under include/uapi (the test_hmm pattern). */
 #include "mrcore_test_uapi.h"
+#include "mrct_util.h"
 
 #define PAGE		4096UL
 #define HPAGE		(2UL << 20)
@@ -44,59 +45,6 @@
 #define LW		MRCT_ACCESS_LOCAL_WRITE
 #define RW		MRCT_ACCESS_REMOTE_WRITE
 #define RR		MRCT_ACCESS_REMOTE_READ
-
-/* ioctl() as 0 or -errno. */
-static int mrt_ioctl(int fd, unsigned long req, void *arg)
-{
-	int ret;
-
-	do {
-		ret = ioctl(fd, req, arg);
-	} while (ret && errno == EINTR);
-	return ret ? -errno : 0;
-}
-
-static int mrt_open(const char *name)
-{
-	struct mrct_set_device sd = {};
-	int fd, err;
-
-	fd = open("/dev/" MRCT_DEV_NAME, O_RDWR);
-	if (fd < 0)
-		return -errno;
-	snprintf(sd.name, sizeof(sd.name), "%s", name);
-	err = mrt_ioctl(fd, MRCT_SET_DEVICE, &sd);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
-static const char *mrt_devname(void)
-{
-	const char *name = getenv("MRCT_DEVICE");
-
-	return name ? name : "vhca0";
-}
-
-static int mrt_reg(int fd, void *addr, uint64_t len, uint64_t iova,
-		   uint32_t access, struct mrct_reg *reg)
-{
-	memset(reg, 0, sizeof(*reg));
-	reg->addr = (uintptr_t)addr;
-	reg->length = len;
-	reg->iova = iova;
-	reg->access = access;
-	return mrt_ioctl(fd, MRCT_REG, reg);
-}
-
-static int mrt_dereg(int fd, uint32_t handle)
-{
-	struct mrct_dereg d = { .handle = handle };
-
-	return mrt_ioctl(fd, MRCT_DEREG, &d);
-}
 
 /* The device moves @len bytes between @iova of the MR and @buf. */
 static int mrt_xfer(int fd, unsigned long req, uint32_t handle, uint64_t iova,
@@ -110,7 +58,7 @@ static int mrt_xfer(int fd, unsigned long req, uint32_t handle, uint64_t iova,
 		.flags = flags,
 	};
 
-	return mrt_ioctl(fd, req, &x);
+	return mt_ioctl(fd, req, &x);
 }
 
 /* The same through a raw key, as a requester on PD @pd. */
@@ -126,7 +74,7 @@ static int mrt_key_xfer(int fd, unsigned long req, uint32_t key, uint32_t pd,
 		.pd = pd,
 	};
 
-	return mrt_ioctl(fd, req, &x);
+	return mt_ioctl(fd, req, &x);
 }
 
 static int mrt_read(int fd, uint32_t handle, uint64_t iova, void *buf,
@@ -150,14 +98,14 @@ static int mrt_write(int fd, uint32_t handle, uint64_t iova, void *buf,
 
 static int mrt_rereg(int fd, struct mrct_rereg *rr)
 {
-	return mrt_ioctl(fd, MRCT_REREG, rr);
+	return mt_ioctl(fd, MRCT_REREG, rr);
 }
 
 static uint64_t mrt_pinned(int fd)
 {
 	struct mrct_counters c = {};
 
-	if (mrt_ioctl(fd, MRCT_COUNTERS, &c))
+	if (mt_ioctl(fd, MRCT_COUNTERS, &c))
 		return ~0ULL;
 	return c.pinned_vm;
 }
@@ -166,7 +114,7 @@ static uint32_t mrt_live(int fd)
 {
 	struct mrct_counters c = {};
 
-	if (mrt_ioctl(fd, MRCT_COUNTERS, &c))
+	if (mt_ioctl(fd, MRCT_COUNTERS, &c))
 		return ~0U;
 	return c.mrs;
 }
@@ -319,7 +267,7 @@ static bool mrt_thp_enabled(void)
 
 static void mrt_dbg_path(char *path, size_t len, const char *file)
 {
-	snprintf(path, len, MRT_DEBUGFS "/%s/%s", mrt_devname(), file);
+	snprintf(path, len, MRT_DEBUGFS "/%s/%s", mt_devname(), file);
 }
 
 /* Write @what to fail_stage: 0 or -errno, the knob's own answer. */
@@ -373,10 +321,10 @@ FIXTURE(mr)
 FIXTURE_SETUP(mr)
 {
 	self->vmpin0 = mrt_vmpin_kb();
-	self->fd = mrt_open(mrt_devname());
+	self->fd = mt_open(mt_devname());
 	if (self->fd < 0)
 		TH_LOG("cannot open /dev/%s on %s: %s (is mrcore_test loaded?)",
-		       MRCT_DEV_NAME, mrt_devname(), strerror(-self->fd));
+		       MRCT_DEV_NAME, mt_devname(), strerror(-self->fd));
 	ASSERT_LE(0, self->fd);
 	self->pinned0 = mrt_pinned(self->fd);
 	ASSERT_NE(~0ULL, self->pinned0);
@@ -408,7 +356,7 @@ static void mrt_reg_read_check(struct __test_metadata *_metadata, int fd,
 	uint8_t *out = malloc(len);
 
 	ASSERT_NE(NULL, out);
-	ASSERT_EQ(0, mrt_reg(fd, buf, len, iova, access, reg));
+	ASSERT_EQ(0, mt_reg(fd, buf, len, iova, access, 0, reg));
 	memset(out, 0, len);
 	EXPECT_EQ(0, mrt_read(fd, reg->handle,
 			      access & MRCT_ACCESS_ZERO_BASED ? 0 : iova,
@@ -444,7 +392,7 @@ TEST_F(mr, read_4k_pages)
 			      (uintptr_t)buf + 3 * PAGE - 5, out, 10));
 	EXPECT_EQ(0, memcmp(buf + 3 * PAGE - 5, out, 10));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -454,7 +402,7 @@ TEST_F(mr, read_4k_pages)
  */
 TEST_F(mr, restrack_shows_translation)
 {
-	const char *dev = mrt_devname();
+	const char *dev = mt_devname();
 	char cmd[128], line[1024], want_key[32], want_tr[64];
 	struct mrct_reg reg;
 	bool found = false;
@@ -465,8 +413,8 @@ TEST_F(mr, restrack_shows_translation)
 	ASSERT_NE(MAP_FAILED, buf);
 	ASSERT_EQ(0, madvise(buf, BUF_SIZE, MADV_NOHUGEPAGE));
 	mrt_fill(buf, BUF_SIZE, 9);
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf,
-			     LW | RR, &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf,
+			    LW | RR, 0, &reg));
 
 	snprintf(cmd, sizeof(cmd), "rdma res show mr dev %s -dd 2>&1", dev);
 	snprintf(want_key, sizeof(want_key), "lkey 0x%x ", reg.info.lkey);
@@ -487,7 +435,7 @@ TEST_F(mr, restrack_shows_translation)
 	EXPECT_EQ(0, pclose(out));
 	EXPECT_TRUE(found) TH_LOG("no MR with %sin '%s'", want_key, cmd);
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -510,7 +458,7 @@ TEST_F(mr, read_iova_ne_va)
 	EXPECT_EQ(-ERANGE, mrt_read(self->fd, reg.handle, (uintptr_t)buf,
 				    out, 1));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -534,7 +482,7 @@ TEST_F(mr, read_unaligned_start_and_end)
 	EXPECT_EQ(-ERANGE, mrt_read(self->fd, reg.handle, iova + len, out, 1));
 	EXPECT_EQ(-ERANGE, mrt_read(self->fd, reg.handle, iova - 1, out, 1));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -556,7 +504,7 @@ TEST_F(mr, read_zero_based)
 	EXPECT_EQ(-ERANGE, mrt_read(self->fd, reg.handle, (uintptr_t)buf,
 				    out, 1));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -572,8 +520,8 @@ TEST_F(mr, device_write_seen_by_user)
 	memset(buf, 0, BUF_SIZE);
 	mrt_fill(in, sizeof(in), 5);
 
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, FAR_IOVA, LW | RW | RR,
-			     &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, FAR_IOVA, LW | RW | RR, 0,
+			    &reg));
 	EXPECT_EQ(0, mrt_write(self->fd, reg.handle, FAR_IOVA + at, in, PAGE));
 	EXPECT_EQ(0, memcmp(in, buf + at, PAGE));
 	/* Not a byte around it. */
@@ -586,7 +534,7 @@ TEST_F(mr, device_write_seen_by_user)
 			      MRCT_XFER_REMOTE));
 	EXPECT_EQ(0, memcmp(in, buf + BUF_SIZE - sizeof(in), sizeof(in)));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -610,7 +558,7 @@ TEST_F_TIMEOUT(mr, read_thp, 120)
 		EXPECT_EQ(21, reg.info.page_shift);
 		EXPECT_EQ(2, reg.info.entries);
 	}
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 	if (kb != (long)(len >> 10))
 		SKIP(return, "bytes checked, but the kernel gave %ld kB of THP, not %zu",
@@ -639,7 +587,7 @@ TEST_F_TIMEOUT(mr, read_thp_misaligned_iova, 120)
 	EXPECT_EQ(12, reg.info.page_shift);
 	EXPECT_EQ(len / PAGE, reg.info.entries);
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -710,12 +658,12 @@ TEST_F_TIMEOUT(mr, read_hugetlb, 120)
 			   LW | RR, &reg);
 	EXPECT_EQ(21, reg.info.page_shift);
 	EXPECT_EQ(2, reg.info.entries);
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 
 	mrt_reg_read_check(_metadata, self->fd, buf, len, FAR_IOVA,
 			   LW | RR | MRCT_ACCESS_HUGETLB, &reg);
 	EXPECT_EQ(21, reg.info.page_shift);
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 	munmap(buf, len);
@@ -731,10 +679,10 @@ TEST_F(mr, reg_addr_len_overflow_einval)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 
-	EXPECT_EQ(-EINVAL, mrt_reg(self->fd, (void *)-PAGE, 2 * PAGE,
-				   FAR_IOVA, LW, &reg));
-	EXPECT_EQ(-EINVAL, mrt_reg(self->fd, buf, -(uintptr_t)buf + PAGE,
-				   (uintptr_t)buf, LW, &reg));
+	EXPECT_EQ(-EINVAL, mt_reg(self->fd, (void *)-PAGE, 2 * PAGE,
+				  FAR_IOVA, LW, 0, &reg));
+	EXPECT_EQ(-EINVAL, mt_reg(self->fd, buf, -(uintptr_t)buf + PAGE,
+				  (uintptr_t)buf, LW, 0, &reg));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -747,7 +695,8 @@ TEST_F(mr, reg_zero_length_einval)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 
-	EXPECT_EQ(-EINVAL, mrt_reg(self->fd, buf, 0, (uintptr_t)buf, LW, &reg));
+	EXPECT_EQ(-EINVAL, mt_reg(self->fd, buf, 0, (uintptr_t)buf, LW, 0,
+				  &reg));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -759,8 +708,8 @@ TEST_F(mr, reg_too_many_pages_einval)
 {
 	struct mrct_reg reg;
 
-	EXPECT_EQ(-EINVAL, mrt_reg(self->fd, (void *)0x10000, (1ULL << 44) + PAGE,
-				   0x10000, 0, &reg));
+	EXPECT_EQ(-EINVAL, mt_reg(self->fd, (void *)0x10000,
+				  (1ULL << 44) + PAGE, 0x10000, 0, 0, &reg));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -773,7 +722,7 @@ TEST_F(mr, reg_iova_wrap_einval)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 
-	EXPECT_EQ(-EINVAL, mrt_reg(self->fd, buf, 2 * PAGE, -PAGE, LW, &reg));
+	EXPECT_EQ(-EINVAL, mt_reg(self->fd, buf, 2 * PAGE, -PAGE, LW, 0, &reg));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -786,8 +735,10 @@ TEST_F(mr, reg_page_offset_mismatch_einval)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 
-	EXPECT_EQ(-EINVAL, mrt_reg(self->fd, buf, PAGE, FAR_IOVA + 8, LW, &reg));
-	EXPECT_EQ(-EINVAL, mrt_reg(self->fd, buf + 8, PAGE, FAR_IOVA, LW, &reg));
+	EXPECT_EQ(-EINVAL, mt_reg(self->fd, buf, PAGE, FAR_IOVA + 8, LW, 0,
+				  &reg));
+	EXPECT_EQ(-EINVAL, mt_reg(self->fd, buf + 8, PAGE, FAR_IOVA, LW, 0,
+				  &reg));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -800,10 +751,10 @@ TEST_F(mr, reg_unknown_access_einval)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 
-	EXPECT_EQ(-EINVAL, mrt_reg(self->fd, buf, PAGE, (uintptr_t)buf,
-				   LW | 0x100, &reg));
-	EXPECT_EQ(-EINVAL, mrt_reg(self->fd, buf, PAGE, (uintptr_t)buf,
-				   LW | 0x40000000, &reg));
+	EXPECT_EQ(-EINVAL, mt_reg(self->fd, buf, PAGE, (uintptr_t)buf,
+				  LW | 0x100, 0, &reg));
+	EXPECT_EQ(-EINVAL, mt_reg(self->fd, buf, PAGE, (uintptr_t)buf,
+				  LW | 0x40000000, 0, &reg));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -816,10 +767,10 @@ TEST_F(mr, reg_remote_write_needs_local_write_einval)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 
-	EXPECT_EQ(-EINVAL, mrt_reg(self->fd, buf, PAGE, (uintptr_t)buf,
-				   RW | RR, &reg));
-	EXPECT_EQ(-EINVAL, mrt_reg(self->fd, buf, PAGE, (uintptr_t)buf,
-				   MRCT_ACCESS_REMOTE_ATOMIC, &reg));
+	EXPECT_EQ(-EINVAL, mt_reg(self->fd, buf, PAGE, (uintptr_t)buf,
+				  RW | RR, 0, &reg));
+	EXPECT_EQ(-EINVAL, mt_reg(self->fd, buf, PAGE, (uintptr_t)buf,
+				  MRCT_ACCESS_REMOTE_ATOMIC, 0, &reg));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -841,17 +792,17 @@ TEST_F(mr, reg_over_memlock_enomem)
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &lim));
 
 	/* 8 of 16 pages, then 9 more: one page over. */
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, 8 * PAGE, (uintptr_t)buf, LW,
-			     &small));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, 8 * PAGE, (uintptr_t)buf, LW, 0,
+			    &small));
 	EXPECT_EQ(self->pinned0 + 8, mrt_pinned(self->fd));
-	EXPECT_EQ(-ENOMEM, mrt_reg(self->fd, buf + 8 * PAGE, 9 * PAGE,
-				   (uintptr_t)buf + 8 * PAGE, LW, &big));
+	EXPECT_EQ(-ENOMEM, mt_reg(self->fd, buf + 8 * PAGE, 9 * PAGE,
+				  (uintptr_t)buf + 8 * PAGE, LW, 0, &big));
 	EXPECT_EQ(self->pinned0 + 8, mrt_pinned(self->fd));
-	EXPECT_EQ(-ENOMEM, mrt_reg(self->fd, buf, len, (uintptr_t)buf, LW,
-				   &big));
+	EXPECT_EQ(-ENOMEM, mt_reg(self->fd, buf, len, (uintptr_t)buf, LW, 0,
+				  &big));
 	EXPECT_EQ(self->pinned0 + 8, mrt_pinned(self->fd));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, small.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, small.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -865,10 +816,10 @@ TEST_F(mr, reg_unmapped_efault)
 	ASSERT_NE(MAP_FAILED, buf);
 	ASSERT_EQ(0, munmap(buf, BUF_SIZE));
 
-	EXPECT_EQ(-EFAULT, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW,
-				   &reg));
-	EXPECT_EQ(-EFAULT, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, 0,
-				   &reg));
+	EXPECT_EQ(-EFAULT, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW,
+				  0, &reg));
+	EXPECT_EQ(-EFAULT, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, 0, 0,
+				  &reg));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -883,8 +834,8 @@ TEST_F(mr, reg_partly_unmapped_efault)
 	memset(buf, 1, BUF_SIZE);
 	ASSERT_EQ(0, munmap(buf + BUF_SIZE - PAGE, PAGE));
 
-	EXPECT_EQ(-EFAULT, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW,
-				   &reg));
+	EXPECT_EQ(-EFAULT, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW,
+				  0, &reg));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -897,10 +848,10 @@ TEST_F(mr, reg_prot_none_efault)
 	buf = mrt_map(BUF_SIZE, PROT_NONE);
 	ASSERT_NE(MAP_FAILED, buf);
 
-	EXPECT_EQ(-EFAULT, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, 0,
-				   &reg));
-	EXPECT_EQ(-EFAULT, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW,
-				   &reg));
+	EXPECT_EQ(-EFAULT, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, 0, 0,
+				  &reg));
+	EXPECT_EQ(-EFAULT, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW,
+				  0, &reg));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -918,16 +869,16 @@ TEST_F(mr, reg_write_on_readonly_mapping_efault)
 	mrt_fill(buf, BUF_SIZE, 9);
 	ASSERT_EQ(0, mprotect(buf, BUF_SIZE, PROT_READ));
 
-	EXPECT_EQ(-EFAULT, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW,
-				   &reg));
+	EXPECT_EQ(-EFAULT, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW,
+				  0, &reg));
 	EXPECT_EQ(self->pinned0, mrt_pinned(self->fd));
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, RR,
-			     &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, RR, 0,
+			    &reg));
 	EXPECT_EQ(0, mrt_rread(self->fd, reg.handle, (uintptr_t)buf, out,
 			       BUF_SIZE));
 	EXPECT_EQ(0, memcmp(buf, out, BUF_SIZE));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -941,10 +892,10 @@ TEST_F(mr, dereg_twice_enoent)
 	ASSERT_NE(MAP_FAILED, buf);
 	memset(buf, 1, BUF_SIZE);
 
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW,
-			     &reg));
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
-	EXPECT_EQ(-ENOENT, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW, 0,
+			    &reg));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
+	EXPECT_EQ(-ENOENT, mt_dereg(self->fd, reg.handle));
 	EXPECT_EQ(-ENOENT, mrt_read(self->fd, reg.handle, (uintptr_t)buf,
 				    out, 8));
 	EXPECT_EQ(-ENOKEY, mrt_key_xfer(self->fd, MRCT_DEV_READ, reg.info.lkey,
@@ -962,8 +913,8 @@ TEST_F(mr, xfer_lkey_plus_one_enokey)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 	memset(buf, 1, BUF_SIZE);
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf,
-			     LW | RW | RR, &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf,
+			    LW | RW | RR, 0, &reg));
 	bad = reg.info.lkey + 1;
 
 	EXPECT_EQ(-ENOKEY, mrt_key_xfer(self->fd, MRCT_DEV_READ, bad, 0,
@@ -977,7 +928,7 @@ TEST_F(mr, xfer_lkey_plus_one_enokey)
 	EXPECT_EQ(0, mrt_key_xfer(self->fd, MRCT_DEV_READ, reg.info.lkey, 0,
 				  (uintptr_t)buf, out, 0, 0));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -991,8 +942,8 @@ TEST_F(mr, xfer_beyond_mr_erange)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 	mrt_fill(buf, BUF_SIZE, 10);
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, iova, LW | RW | RR,
-			     &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, iova, LW | RW | RR, 0,
+			    &reg));
 
 	EXPECT_EQ(0, mrt_read(self->fd, reg.handle, iova + BUF_SIZE - 8, out,
 			      8));
@@ -1004,7 +955,7 @@ TEST_F(mr, xfer_beyond_mr_erange)
 	EXPECT_EQ(-ERANGE, mrt_rread(self->fd, reg.handle,
 				     0xfffffffffffffc00ULL, out, 0x400));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -1019,8 +970,8 @@ TEST_F(mr, xfer_write_readonly_mr_eperm)
 	mrt_fill(buf, BUF_SIZE, 11);
 	memcpy(copy, buf, BUF_SIZE);
 	mrt_fill(in, PAGE, 12);
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, RR,
-			     &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, RR, 0,
+			    &reg));
 
 	EXPECT_EQ(-EPERM, mrt_write(self->fd, reg.handle, (uintptr_t)buf, in,
 				    PAGE));
@@ -1028,7 +979,7 @@ TEST_F(mr, xfer_write_readonly_mr_eperm)
 				   (uintptr_t)buf, in, PAGE, MRCT_XFER_REMOTE));
 	EXPECT_EQ(0, memcmp(copy, buf, BUF_SIZE));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -1041,8 +992,8 @@ TEST_F(mr, xfer_remote_read_without_right_eperm)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 	memset(buf, 1, BUF_SIZE);
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW,
-			     &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW, 0,
+			    &reg));
 
 	EXPECT_EQ(-EPERM, mrt_rread(self->fd, reg.handle, (uintptr_t)buf, out,
 				    8));
@@ -1050,7 +1001,7 @@ TEST_F(mr, xfer_remote_read_without_right_eperm)
 				   (uintptr_t)buf, out, 8, MRCT_XFER_REMOTE));
 	EXPECT_EQ(0, mrt_read(self->fd, reg.handle, (uintptr_t)buf, out, 8));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -1063,8 +1014,8 @@ TEST_F(mr, xfer_other_pd_eperm)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 	memset(buf, 1, BUF_SIZE);
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW | RR,
-			     &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW | RR, 0,
+			    &reg));
 
 	EXPECT_EQ(0, mrt_key_xfer(self->fd, MRCT_DEV_READ, reg.info.rkey, 0,
 				  (uintptr_t)buf, out, 8, MRCT_XFER_REMOTE));
@@ -1072,7 +1023,7 @@ TEST_F(mr, xfer_other_pd_eperm)
 				       1, (uintptr_t)buf, out, 8,
 				       MRCT_XFER_REMOTE));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -1086,8 +1037,8 @@ TEST_F(mr, rereg_access_drop_restore)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 	mrt_fill(buf, BUF_SIZE, 13);
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW | RR,
-			     &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW | RR, 0,
+			    &reg));
 
 	rr.handle = reg.handle;
 	rr.flags = MRCT_REREG_ACCESS;
@@ -1104,7 +1055,7 @@ TEST_F(mr, rereg_access_drop_restore)
 			       BUF_SIZE));
 	EXPECT_EQ(0, memcmp(buf, out, BUF_SIZE));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -1122,7 +1073,7 @@ TEST_F(mr, rereg_trans_new_buffer)
 	ASSERT_NE(MAP_FAILED, b);
 	mrt_fill(a, BUF_SIZE, 14);
 	mrt_fill(b, 2 * BUF_SIZE, 15);
-	ASSERT_EQ(0, mrt_reg(self->fd, a, BUF_SIZE, FAR_IOVA, LW | RR, &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, a, BUF_SIZE, FAR_IOVA, LW | RR, 0, &reg));
 
 	rr.handle = reg.handle;
 	rr.flags = MRCT_REREG_TRANS;
@@ -1134,7 +1085,7 @@ TEST_F(mr, rereg_trans_new_buffer)
 	EXPECT_EQ(0, memcmp(b + PAGE, out, BUF_SIZE));
 	EXPECT_EQ(-ERANGE, mrt_read(self->fd, reg.handle, FAR_IOVA, out, 8));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -1155,7 +1106,8 @@ TEST_F(mr, rereg_failure_keeps_old_mr)
 	ASSERT_NE(MAP_FAILED, gone);
 	ASSERT_EQ(0, munmap(gone, BUF_SIZE));
 	mrt_fill(buf, BUF_SIZE, 16);
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, FAR_IOVA, LW | RR, &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, FAR_IOVA, LW | RR, 0,
+			    &reg));
 	pinned = mrt_pinned(self->fd);
 
 	rr.handle = reg.handle;
@@ -1174,7 +1126,7 @@ TEST_F(mr, rereg_failure_keeps_old_mr)
 				  FAR_IOVA, out, BUF_SIZE, 0));
 	EXPECT_EQ(0, memcmp(buf, out, BUF_SIZE));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -1194,8 +1146,8 @@ TEST_F(mr, rereg_ro_to_rw_on_readonly_mapping_eacces)
 	memcpy(copy, buf, BUF_SIZE);
 	mrt_fill(in, PAGE, 18);
 	ASSERT_EQ(0, mprotect(buf, BUF_SIZE, PROT_READ));
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, RR,
-			     &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, RR, 0,
+			    &reg));
 
 	rr.handle = reg.handle;
 	rr.flags = MRCT_REREG_ACCESS;
@@ -1205,7 +1157,7 @@ TEST_F(mr, rereg_ro_to_rw_on_readonly_mapping_eacces)
 				    PAGE));
 	EXPECT_EQ(0, memcmp(copy, buf, BUF_SIZE));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -1219,8 +1171,8 @@ TEST_F(mr, rereg_pd_moves_mr)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 	memset(buf, 1, BUF_SIZE);
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW | RR,
-			     &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW | RR, 0,
+			    &reg));
 
 	rr.handle = reg.handle;
 	rr.flags = MRCT_REREG_PD;
@@ -1232,7 +1184,7 @@ TEST_F(mr, rereg_pd_moves_mr)
 				       0, (uintptr_t)buf, out, 8,
 				       MRCT_XFER_REMOTE));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -1246,8 +1198,8 @@ TEST_F(mr, rereg_uverbs_checks)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 	memset(buf, 1, BUF_SIZE);
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW,
-			     &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW, 0,
+			    &reg));
 
 	rr.handle = reg.handle;
 	EXPECT_EQ(-EINVAL, mrt_rereg(self->fd, &rr));
@@ -1262,7 +1214,7 @@ TEST_F(mr, rereg_uverbs_checks)
 	rr.access = RW;
 	EXPECT_EQ(-EINVAL, mrt_rereg(self->fd, &rr));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	rr.access = LW;
 	EXPECT_EQ(-ENOENT, mrt_rereg(self->fd, &rr));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
@@ -1281,8 +1233,8 @@ TEST_F(mr, stale_keys_enokey)
 	memset(buf, 1, BUF_SIZE);
 
 	for (i = 0; i < 64; i++) {
-		ASSERT_EQ(0, mrt_reg(self->fd, buf, PAGE, (uintptr_t)buf, LW,
-				     &reg));
+		ASSERT_EQ(0, mt_reg(self->fd, buf, PAGE, (uintptr_t)buf, LW, 0,
+				    &reg));
 		ASSERT_NE(prev, reg.info.lkey);
 		if (prev)
 			ASSERT_EQ(-ENOKEY,
@@ -1290,7 +1242,7 @@ TEST_F(mr, stale_keys_enokey)
 					       (uintptr_t)buf, out, 8, 0));
 		ASSERT_EQ(0, mrt_read(self->fd, reg.handle, (uintptr_t)buf,
 				      out, 8));
-		ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+		ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 		prev = reg.info.lkey;
 	}
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
@@ -1306,25 +1258,25 @@ TEST_F(mr, xfer_bad_request_einval)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 	memset(buf, 1, BUF_SIZE);
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW,
-			     &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW, 0,
+			    &reg));
 
 	x.handle = reg.handle;
 	x.ptr = (uintptr_t)buf;
 	x.iova = (uintptr_t)buf;
 	x.length = MRCT_MAX_XFER + 1ULL;
-	EXPECT_EQ(-EINVAL, mrt_ioctl(self->fd, MRCT_DEV_READ, &x));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_DEV_READ, &x));
 	x.length = 8;
 	x.key = reg.info.lkey;
-	EXPECT_EQ(-EINVAL, mrt_ioctl(self->fd, MRCT_DEV_READ, &x));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_DEV_READ, &x));
 	x.key = 0;
 	x.pd = MRCT_NUM_PDS;
-	EXPECT_EQ(-EINVAL, mrt_ioctl(self->fd, MRCT_DEV_READ, &x));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_DEV_READ, &x));
 	x.pd = 0;
 	x.flags = 0x80;
-	EXPECT_EQ(-EINVAL, mrt_ioctl(self->fd, MRCT_DEV_READ, &x));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_DEV_READ, &x));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
@@ -1338,12 +1290,12 @@ TEST_F(mr, close_with_live_mrs_unpins)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 	memset(buf, 1, BUF_SIZE);
-	fd2 = mrt_open(mrt_devname());
+	fd2 = mt_open(mt_devname());
 	ASSERT_LE(0, fd2);
 
 	for (i = 0; i < 4; i++)
-		ASSERT_EQ(0, mrt_reg(fd2, buf + i * PAGE, PAGE,
-				     (uintptr_t)buf + i * PAGE, LW, &reg));
+		ASSERT_EQ(0, mt_reg(fd2, buf + i * PAGE, PAGE,
+				    (uintptr_t)buf + i * PAGE, LW, 0, &reg));
 	EXPECT_EQ(4, mrt_live(fd2));
 	EXPECT_EQ(0, close(fd2));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
@@ -1393,8 +1345,8 @@ TEST_F_TIMEOUT(mr, reg_16g_no_soft_lockup, 600)
 	mrt_fill(area, BIG_ALIAS, 16);
 
 	ASSERT_EQ(0, mrt_write_file("/proc/sys/kernel/watchdog_thresh", "1"));
-	EXPECT_EQ(0, mrt_reg(self->fd, area, BIG_LEN, (uintptr_t)area, LW,
-			     &reg));
+	EXPECT_EQ(0, mt_reg(self->fd, area, BIG_LEN, (uintptr_t)area, LW, 0,
+			    &reg));
 	if (!_metadata->passed) {
 		mrt_write_file("/proc/sys/kernel/watchdog_thresh", old);
 		goto out;
@@ -1404,7 +1356,7 @@ TEST_F_TIMEOUT(mr, reg_16g_no_soft_lockup, 600)
 			      sizeof(out)));
 	EXPECT_EQ(0, memcmp(area + BIG_ALIAS - sizeof(out), out,
 			    sizeof(out)));
-	EXPECT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	EXPECT_EQ(0, mt_dereg(self->fd, reg.handle));
 	EXPECT_EQ(0, mrt_write_file("/proc/sys/kernel/watchdog_thresh", old));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 out:
@@ -1423,13 +1375,13 @@ TEST_F(mr, exit_with_live_mrs)
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		uint8_t *buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
-		int fd = mrt_open(mrt_devname());
+		int fd = mt_open(mt_devname());
 
 		if (buf == MAP_FAILED || fd < 0)
 			_exit(2);
 		memset(buf, 1, BUF_SIZE);
-		if (mrt_reg(fd, buf, BUF_SIZE, (uintptr_t)buf, LW, &reg) ||
-		    mrt_reg(fd, buf, PAGE, FAR_IOVA, LW | RR, &reg))
+		if (mt_reg(fd, buf, BUF_SIZE, (uintptr_t)buf, LW, 0, &reg) ||
+		    mt_reg(fd, buf, PAGE, FAR_IOVA, LW | RR, 0, &reg))
 			_exit(3);
 		_exit(0);
 	}
@@ -1458,19 +1410,19 @@ TEST_F(mr, device_removal_with_live_mrs)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 	memset(buf, 1, BUF_SIZE);
-	fd2 = mrt_open(spare);
+	fd2 = mt_open(spare);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, mrt_reg(fd2, buf, BUF_SIZE, (uintptr_t)buf, LW | RR,
-			     &reg));
-	ASSERT_EQ(0, mrt_reg(fd2, buf, PAGE, FAR_IOVA, LW, &reg));
+	ASSERT_EQ(0, mt_reg(fd2, buf, BUF_SIZE, (uintptr_t)buf, LW | RR, 0,
+			    &reg));
+	ASSERT_EQ(0, mt_reg(fd2, buf, PAGE, FAR_IOVA, LW, 0, &reg));
 
 	snprintf(cmd, sizeof(cmd), "rdma link del %s", spare);
 	ASSERT_EQ(0, system(cmd));
 	EXPECT_EQ(0, mrt_live(fd2));
 	EXPECT_EQ(self->pinned0, mrt_pinned(fd2));
 	EXPECT_EQ(-ENODEV, mrt_read(fd2, reg.handle, FAR_IOVA, out, 8));
-	EXPECT_EQ(-ENODEV, mrt_dereg(fd2, reg.handle));
-	EXPECT_EQ(-ENODEV, mrt_reg(fd2, buf, PAGE, FAR_IOVA, LW, &reg));
+	EXPECT_EQ(-ENODEV, mt_dereg(fd2, reg.handle));
+	EXPECT_EQ(-ENODEV, mt_reg(fd2, buf, PAGE, FAR_IOVA, LW, 0, &reg));
 	EXPECT_EQ(0, close(fd2));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
@@ -1603,7 +1555,7 @@ static void mrt_inject_reg(struct __test_metadata *_metadata, int fd,
 
 	ASSERT_EQ(0, mrt_arm_nth(stage, 1));
 	EXPECT_EQ(1, mrt_dbg_value("fail_stage", "left"));
-	EXPECT_EQ(err, mrt_reg(fd, buf, INJ_SIZE, FAR_IOVA, LW | RR, &reg));
+	EXPECT_EQ(err, mt_reg(fd, buf, INJ_SIZE, FAR_IOVA, LW | RR, 0, &reg));
 	mrt_snap_take(fd, stage, &after);
 	mrt_snap_check(_metadata, &before, &after, 1);
 	EXPECT_EQ(0, mrt_live(fd));
@@ -1611,7 +1563,7 @@ static void mrt_inject_reg(struct __test_metadata *_metadata, int fd,
 	/* The device is still fully usable, and nothing fires again. */
 	mrt_reg_read_check(_metadata, fd, buf, INJ_SIZE, FAR_IOVA, LW | RR,
 			   &reg);
-	ASSERT_EQ(0, mrt_dereg(fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(fd, reg.handle));
 	mrt_snap_take(fd, stage, &after);
 	mrt_snap_check(_metadata, &before, &after, 1);
 	mrt_check_clean(_metadata, fd, pinned0);
@@ -1682,25 +1634,25 @@ TEST_F_TIMEOUT(mr, inject_write_xlt_second_chunk_unwinds, 120)
 	mrt_fill(buf + len - PAGE, PAGE, 41);
 
 	/* Learn the table; the pages stay put, so later ones get the same. */
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, len, FAR_IOVA, LW | RR, &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, len, FAR_IOVA, LW | RR, 0, &reg));
 	entries = reg.info.entries;
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	if (entries <= MRT_XLT_CHUNK)
 		SKIP(return, "%u entries of 2^%u bytes fit one write_xlt chunk",
 		     entries, reg.info.page_shift);
 
 	mrt_snap_take(self->fd, "write_xlt", &before);
 	ASSERT_EQ(0, mrt_arm_nth("write_xlt", 2));
-	EXPECT_EQ(-EIO, mrt_reg(self->fd, buf, len, FAR_IOVA, LW | RR, &reg));
+	EXPECT_EQ(-EIO, mt_reg(self->fd, buf, len, FAR_IOVA, LW | RR, 0, &reg));
 	mrt_snap_take(self->fd, "write_xlt", &after);
 	mrt_snap_check(_metadata, &before, &after, 1);
 
 	/* Both chunks written this time: the last page reads right. */
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, len, FAR_IOVA, LW | RR, &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, len, FAR_IOVA, LW | RR, 0, &reg));
 	EXPECT_EQ(0, mrt_read(self->fd, reg.handle, FAR_IOVA + len - PAGE, out,
 			      PAGE));
 	EXPECT_EQ(0, memcmp(buf + len - PAGE, out, PAGE));
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 	munmap(buf, len);
 }
@@ -1724,21 +1676,21 @@ TEST_F(mr, inject_nth_pass_fails)
 
 	ASSERT_EQ(0, mrt_arm_nth("write_mkey", 3));
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, FAR_IOVA, LW | RR,
-				     &reg[i]));
+		ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, FAR_IOVA, LW | RR,
+				    0, &reg[i]));
 		EXPECT_EQ(2 - i, mrt_dbg_value("fail_stage", "left"));
 	}
-	EXPECT_EQ(-EIO, mrt_reg(self->fd, buf, BUF_SIZE, FAR_IOVA, LW | RR,
-				&reg[2]));
+	EXPECT_EQ(-EIO, mt_reg(self->fd, buf, BUF_SIZE, FAR_IOVA, LW | RR, 0,
+			       &reg[2]));
 	EXPECT_EQ(0, mrt_dbg_value("fail_stage", "left"));
 	EXPECT_EQ(before.fired + 1,
 		  mrt_dbg_value("fail_stage", "fired_write_mkey"));
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, FAR_IOVA, LW | RR,
-			     &reg[2]));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, FAR_IOVA, LW | RR, 0,
+			    &reg[2]));
 	EXPECT_EQ(3, mrt_live(self->fd));
 
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, mrt_dereg(self->fd, reg[i].handle));
+		ASSERT_EQ(0, mt_dereg(self->fd, reg[i].handle));
 	mrt_snap_take(self->fd, "write_mkey", &after);
 	mrt_snap_check(_metadata, &before, &after, 1);
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
@@ -1775,8 +1727,8 @@ TEST_F(mr, inject_knob_input)
 	ASSERT_EQ(0, mrt_arm("none\n"));
 	EXPECT_EQ(0, mrt_dbg_value("fail_stage", "left"));
 
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, BUF_SIZE, FAR_IOVA, LW, &reg));
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, FAR_IOVA, LW, 0, &reg));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_snap_take(self->fd, "key_alloc", &after);
 	mrt_snap_check(_metadata, &before, &after, 0);
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
@@ -1804,7 +1756,7 @@ static void mrt_inject_rereg(struct __test_metadata *_metadata, int fd,
 	ASSERT_NE(NULL, a);
 	ASSERT_NE(NULL, b);
 	ASSERT_NE(NULL, out);
-	ASSERT_EQ(0, mrt_reg(fd, a, INJ_SIZE, FAR_IOVA, LW | RR, &reg));
+	ASSERT_EQ(0, mt_reg(fd, a, INJ_SIZE, FAR_IOVA, LW | RR, 0, &reg));
 	mrt_snap_take(fd, stage, &before);
 
 	rr.handle = reg.handle;
@@ -1833,7 +1785,7 @@ static void mrt_inject_rereg(struct __test_metadata *_metadata, int fd,
 	EXPECT_EQ(0, memcmp(b, out, INJ_SIZE));
 	EXPECT_EQ(before.pinned_vm, mrt_pinned(fd));
 
-	ASSERT_EQ(0, mrt_dereg(fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(fd, reg.handle));
 	mrt_check_clean(_metadata, fd, pinned0);
 	free(out);
 	munmap(a, INJ_SIZE);
@@ -1898,7 +1850,7 @@ TEST_F_TIMEOUT(mr, inject_rereg_access_pin_eacces, 120)
 	ASSERT_NE(NULL, out);
 	memcpy(copy, buf, INJ_SIZE);
 	mrt_fill(in, PAGE, 47);
-	ASSERT_EQ(0, mrt_reg(self->fd, buf, INJ_SIZE, FAR_IOVA, RR, &reg));
+	ASSERT_EQ(0, mt_reg(self->fd, buf, INJ_SIZE, FAR_IOVA, RR, 0, &reg));
 	mrt_snap_take(self->fd, "pin", &before);
 
 	rr.handle = reg.handle;
@@ -1915,7 +1867,7 @@ TEST_F_TIMEOUT(mr, inject_rereg_access_pin_eacces, 120)
 	EXPECT_EQ(0, mrt_read(self->fd, reg.handle, FAR_IOVA, out, INJ_SIZE));
 	EXPECT_EQ(0, memcmp(copy, out, INJ_SIZE));
 
-	ASSERT_EQ(0, mrt_dereg(self->fd, reg.handle));
+	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 	free(copy);
 	free(out);

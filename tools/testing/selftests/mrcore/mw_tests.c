@@ -41,6 +41,7 @@
 
 /* A private UAPI, so not under include/uapi (the test_hmm pattern). */
 #include "mrcore_test_uapi.h"
+#include "mrct_util.h"
 
 #define PAGE		4096UL
 
@@ -66,40 +67,6 @@
 /* QP A (index 0) binds type 2 windows; QP B (1) is its peer. */
 #define QP_A		0
 #define QP_B		1
-
-static const char *mw_devname(void)
-{
-	const char *name = getenv("MRCT_DEVICE");
-
-	return name ? name : "vhca0";
-}
-
-/* ioctl() as 0 or -errno. */
-static int mw_ioctl(int fd, unsigned long req, void *arg)
-{
-	int ret;
-
-	do {
-		ret = ioctl(fd, req, arg);
-	} while (ret && errno == EINTR);
-	return ret ? -errno : 0;
-}
-
-static const char *mw_wc_name(uint32_t status)
-{
-	static const char * const names[] = {
-		"SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR",
-		"LOC_PROT_ERR", "WR_FLUSH_ERR", "MW_BIND_ERR", "BAD_RESP_ERR",
-		"LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR",
-		"REM_OP_ERR", "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR",
-	};
-
-	if (status == MRCT_WC_NONE)
-		return "no completion";
-	if (status < ARRAY_SIZE(names))
-		return names[status];
-	return "?";
-}
 
 /* Background byte @i of a buffer (top bit set) and pattern byte (clear). */
 static uint8_t mw_bg(uint32_t seed, size_t i)
@@ -138,16 +105,6 @@ FIXTURE(mw)
 	struct mw_buf tgt;	/* PD 0, MR_ACCESS | MW_BIND */
 };
 
-static int mw_pair(int fd, uint32_t pd, struct mrct_qp_create *qc)
-{
-	memset(qc, 0, sizeof(*qc));
-	qc->pd = pd;
-	qc->access = QP_ACCESS;
-	qc->max_send_sge = 1;
-	qc->max_recv_sge = 1;
-	return mw_ioctl(fd, MRCT_QP_CREATE, qc);
-}
-
 /* Map @len bytes, fill them with a background, register them. */
 static int mw_reg(int fd, uint32_t pd, size_t len, uint64_t iova,
 		  uint32_t access, struct mw_buf *b)
@@ -174,7 +131,7 @@ static int mw_reg(int fd, uint32_t pd, size_t len, uint64_t iova,
 	reg.iova = iova;
 	reg.access = access;
 	reg.pd = pd;
-	err = mw_ioctl(fd, MRCT_REG, &reg);
+	err = mt_ioctl(fd, MRCT_REG, &reg);
 	if (err)
 		return err;
 	b->handle = reg.handle;
@@ -187,7 +144,7 @@ static int mw_dereg(int fd, struct mw_buf *b)
 	struct mrct_dereg d = { .handle = b->handle };
 	int err;
 
-	err = mw_ioctl(fd, MRCT_DEREG, &d);
+	err = mt_ioctl(fd, MRCT_DEREG, &d);
 	if (!err)
 		b->handle = 0;
 	return err;
@@ -195,32 +152,18 @@ static int mw_dereg(int fd, struct mw_buf *b)
 
 FIXTURE_SETUP(mw)
 {
-	struct mrct_set_device sd = {};
 	struct mrct_qp_create qc;
 	int err;
 
-	self->fd = open("/dev/" MRCT_DEV_NAME, O_RDWR);
+	self->fd = mt_fixture_open(_metadata);
 	if (self->fd < 0)
-		TH_LOG("cannot open /dev/%s: %s (is mrcore_test loaded?)",
-		       MRCT_DEV_NAME, strerror(errno));
-	ASSERT_LE(0, self->fd);
-	snprintf(sd.name, sizeof(sd.name), "%s", mw_devname());
-	err = mw_ioctl(self->fd, MRCT_SET_DEVICE, &sd);
-	if (err == -ENODEV) {
-		close(self->fd);
-		self->fd = -1;
-		SKIP(return, "no RDMA device %s", mw_devname());
-	}
-	ASSERT_EQ(0, err);
-	err = mw_pair(self->fd, 0, &qc);
+		return;
+	err = mt_pair(self->fd, 0, QP_ACCESS, 1, 0, &qc);
 	if (err)
-		TH_LOG("MRCT_QP_CREATE on %s: %s", mw_devname(), strerror(-err));
+		TH_LOG("MRCT_QP_CREATE on %s: %s", mt_devname(), strerror(-err));
 	ASSERT_EQ(0, err);
-	if (!(qc.flags & MRCT_QP_F_VHCA)) {
-		close(self->fd);
-		self->fd = -1;
-		SKIP(return, "%s is not a vhca device", mw_devname());
-	}
+	if (!mt_fixture_vhca(_metadata, &self->fd, qc.flags))
+		return;
 	self->pair = qc.handle;
 	ASSERT_EQ(0, mw_reg(self->fd, 0, BUF_LEN, SRC_IOVA, LW, &self->src));
 	ASSERT_EQ(0, mw_reg(self->fd, 0, BUF_LEN, TGT_IOVA, MR_ACCESS | MWB,
@@ -256,7 +199,7 @@ static uint32_t mw_new_pair(struct __test_metadata *_metadata,
 {
 	struct mrct_qp_create qc;
 
-	ASSERT_EQ(0, mw_pair(self->fd, pd, &qc));
+	ASSERT_EQ(0, mt_pair(self->fd, pd, QP_ACCESS, 1, 0, &qc));
 	return qc.handle;
 }
 
@@ -281,7 +224,7 @@ static void mw_want(struct __test_metadata *_metadata, const char *what,
 {
 	if (got != want)
 		TH_LOG("%s: wc.status %u %s, want %u %s", what, got,
-		       mw_wc_name(got), want, mw_wc_name(want));
+		       mt_wc_name(got), want, mt_wc_name(want));
 	EXPECT_EQ(want, got);
 }
 
@@ -301,7 +244,7 @@ static void mw_rdma(struct __test_metadata *_metadata,
 	p->sge[0].addr = self->src.iova;
 	p->sge[0].length = len;
 	p->sge[0].lkey = self->src.key;
-	ASSERT_EQ(0, mw_ioctl(self->fd, MRCT_QP_POST, p));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST, p));
 	ASSERT_EQ(0, p->post_err);
 }
 
@@ -398,14 +341,14 @@ static int mw_alloc(struct _test_data_mw *self, uint32_t pd, uint32_t type,
 	memset(a, 0, sizeof(*a));
 	a->pd = pd;
 	a->type = type;
-	return mw_ioctl(self->fd, MRCT_MW_ALLOC, a);
+	return mt_ioctl(self->fd, MRCT_MW_ALLOC, a);
 }
 
 static int mw_dealloc(struct _test_data_mw *self, uint32_t handle)
 {
 	struct mrct_mw_handle h = { .handle = handle };
 
-	return mw_ioctl(self->fd, MRCT_MW_DEALLOC, &h);
+	return mt_ioctl(self->fd, MRCT_MW_DEALLOC, &h);
 }
 
 /* Type 1 bind; *@rkey: the window's rkey afterwards, bound or not. */
@@ -422,7 +365,7 @@ static int mw_bind1(struct _test_data_mw *self, uint32_t handle, uint32_t mr,
 	};
 	int err;
 
-	err = mw_ioctl(self->fd, MRCT_MW_BIND, &b);
+	err = mt_ioctl(self->fd, MRCT_MW_BIND, &b);
 	*rkey = b.rkey;
 	return err;
 }
@@ -456,7 +399,7 @@ static int mw_bind2(struct _test_data_mw *self, uint32_t pair, uint32_t qp,
 	w->addr = addr;
 	w->length = length;
 	w->access = access;
-	return mw_ioctl(self->fd, MRCT_MW_BIND_WR, w);
+	return mt_ioctl(self->fd, MRCT_MW_BIND_WR, w);
 }
 
 /* Type 2 bind that must succeed; returns the new rkey. */
@@ -512,7 +455,7 @@ static int mw_inv(struct _test_data_mw *self, uint32_t pair, uint32_t opcode,
 		i->qp = QP_B;
 		i->flags = MRCT_POST_WAIT_RECV;
 	}
-	return mw_ioctl(self->fd, MRCT_FRWR_INV, i);
+	return mt_ioctl(self->fd, MRCT_FRWR_INV, i);
 }
 
 static void mw_local_inv_ok(struct __test_metadata *_metadata,
@@ -621,7 +564,7 @@ MW_TEST(local_inv_frwr_with_window_refused)
 	struct mrct_frwr_inv i;
 	struct mrct_mw_alloc a;
 
-	ASSERT_EQ(0, mw_ioctl(self->fd, MRCT_FRWR_ALLOC, &fa));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_ALLOC, &fa));
 	r.handle = fa.handle;
 	r.pair = self->pair;
 	r.access = MR_ACCESS | MWB;
@@ -629,7 +572,7 @@ MW_TEST(local_inv_frwr_with_window_refused)
 	r.stride = 1;
 	r.length = 4 * PAGE;
 	r.page_size = PAGE;
-	ASSERT_EQ(0, mw_ioctl(self->fd, MRCT_FRWR_REG, &r));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_REG, &r));
 	ASSERT_EQ(0, r.post_err);
 	mw_want(_metadata, "REG_MR", r.status, MRCT_WC_SUCCESS);
 	key = r.rkey;
@@ -642,7 +585,7 @@ MW_TEST(local_inv_frwr_with_window_refused)
 
 	other = mw_new_pair(_metadata, self, 0);
 	rv.handle = other;
-	ASSERT_EQ(0, mw_ioctl(self->fd, MRCT_QP_POST_RECV, &rv));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST_RECV, &rv));
 	ASSERT_EQ(0, rv.post_err);
 	ASSERT_EQ(0, mw_inv(self, other, MRCT_WR_SEND_WITH_INV, key, &i));
 	ASSERT_EQ(0, i.post_err);
@@ -660,13 +603,13 @@ MW_TEST(local_inv_frwr_with_window_refused)
 	x.length = PAGE;
 	x.seed = 0x21;
 	x.seed_old = 0x21 ^ 0x5a;
-	ASSERT_EQ(0, mw_ioctl(self->fd, MRCT_FRWR_XFER, &x));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_XFER, &x));
 	mw_want(_metadata, "WRITE through the window", x.status,
 		MRCT_WC_SUCCESS);
 	EXPECT_EQ(PAGE, x.eq_new);
 	x.key = key;
 	x.length = 4 * PAGE;
-	ASSERT_EQ(0, mw_ioctl(self->fd, MRCT_FRWR_XFER, &x));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_XFER, &x));
 	mw_want(_metadata, "WRITE through the MR", x.status, MRCT_WC_SUCCESS);
 	EXPECT_EQ(4 * PAGE, x.eq_new);
 
@@ -677,12 +620,12 @@ MW_TEST(local_inv_frwr_with_window_refused)
 	x.length = PAGE;
 	x.seed = 0x22;
 	x.seed_old = 0x22 ^ 0x5a;
-	ASSERT_EQ(0, mw_ioctl(self->fd, MRCT_FRWR_XFER, &x));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_XFER, &x));
 	mw_want(_metadata, "WRITE through the invalidated window", x.status,
 		MRCT_WC_REM_ACCESS_ERR);
 	EXPECT_EQ(PAGE, x.eq_old);
 	f.handle = fa.handle;
-	EXPECT_EQ(0, mw_ioctl(self->fd, MRCT_FRWR_FREE, &f));
+	EXPECT_EQ(0, mt_ioctl(self->fd, MRCT_FRWR_FREE, &f));
 }
 
 /* Item 25 ---------------------------------------------------------------- */
@@ -752,7 +695,7 @@ MW_TEST(type2_send_with_inv_invalidates)
 
 	rkey = mw_type2_bound(_metadata, self, &handle);
 	rv.handle = self->pair;
-	ASSERT_EQ(0, mw_ioctl(self->fd, MRCT_QP_POST_RECV, &rv));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST_RECV, &rv));
 	ASSERT_EQ(0, rv.post_err);
 	ASSERT_EQ(0, mw_inv(self, self->pair, MRCT_WR_SEND_WITH_INV, rkey,
 			    &i));
@@ -1026,7 +969,7 @@ MW_TEST(type2_other_qp_refused)
 	x.ptr = (uintptr_t)&byte;
 	x.key = rkey;
 	x.flags = MRCT_XFER_REMOTE | MRCT_XFER_RAW_KEY;
-	EXPECT_EQ(-EPERM, mw_ioctl(self->fd, MRCT_DEV_WRITE, &x));
+	EXPECT_EQ(-EPERM, mt_ioctl(self->fd, MRCT_DEV_WRITE, &x));
 	mw_same(_metadata, &self->tgt, "device write on no QP");
 }
 
@@ -1108,7 +1051,7 @@ static void mw_gaps_fill(struct __test_metadata *_metadata,
 	for (i = 0; i < MRCT_GAPS_BUF_SIZE; i++)
 		shadow[i] = mw_bg(0x33, i);
 	gb.ptr = (uintptr_t)shadow;
-	ASSERT_EQ(0, mw_ioctl(self->fd, MRCT_GAPS_BUF_WRITE, &gb));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_GAPS_BUF_WRITE, &gb));
 }
 
 /* The SG_GAPS buffer holds what @shadow says. */
@@ -1124,7 +1067,7 @@ static void mw_gaps_same(struct __test_metadata *_metadata,
 	};
 	size_t i;
 
-	ASSERT_EQ(0, mw_ioctl(self->fd, MRCT_GAPS_BUF_READ, &gb));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_GAPS_BUF_READ, &gb));
 	for (i = 0; i < MRCT_GAPS_BUF_SIZE; i++)
 		if (got[i] != shadow[i])
 			break;
@@ -1145,7 +1088,7 @@ static int mw_gaps_reg(struct _test_data_mw *self, uint32_t handle,
 	r->access = access;
 	r->npieces = n;
 	memcpy(r->pieces, pieces, n * sizeof(*pieces));
-	return mw_ioctl(self->fd, MRCT_GAPS_REG, r);
+	return mt_ioctl(self->fd, MRCT_GAPS_REG, r);
 }
 
 /*
@@ -1269,7 +1212,7 @@ MW_TEST(sg_gaps_reg_write)
 	struct mrct_gaps_alloc ga = { .pd = 0, .max_sg = 8 };
 	struct mrct_mw_handle h = {};
 
-	ASSERT_EQ(0, mw_ioctl(self->fd, MRCT_GAPS_ALLOC, &ga));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_GAPS_ALLOC, &ga));
 	EXPECT_EQ(1, ga.sg_gaps_cap);
 	EXPECT_EQ(ga.lkey, ga.rkey);
 	mw_gaps_fill(_metadata, self, ga.handle, shadow);
@@ -1278,7 +1221,7 @@ MW_TEST(sg_gaps_reg_write)
 	mw_gaps_cycle(_metadata, self, ga.handle, gaps_b, ARRAY_SIZE(gaps_b),
 		      shadow);
 	h.handle = ga.handle;
-	EXPECT_EQ(0, mw_ioctl(self->fd, MRCT_GAPS_FREE, &h));
+	EXPECT_EQ(0, mt_ioctl(self->fd, MRCT_GAPS_FREE, &h));
 }
 
 /*
@@ -1295,7 +1238,7 @@ MW_TEST(sg_gaps_window)
 	uint32_t total, rkey;
 
 	total = mw_gaps_total(gaps_a, ARRAY_SIZE(gaps_a));
-	ASSERT_EQ(0, mw_ioctl(self->fd, MRCT_GAPS_ALLOC, &ga));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_GAPS_ALLOC, &ga));
 	mw_gaps_fill(_metadata, self, ga.handle, shadow);
 	ASSERT_EQ(0, mw_gaps_reg(self, ga.handle, self->pair, MR_ACCESS | MWB,
 				 gaps_a, ARRAY_SIZE(gaps_a), &r));
@@ -1333,14 +1276,14 @@ static int mw_ind(struct _test_data_mw *self, uint32_t pd, uint64_t iova,
 	r->access = access;
 	r->nranges = n;
 	memcpy(r->ranges, ranges, n * sizeof(*ranges));
-	return mw_ioctl(self->fd, MRCT_IND_REG, r);
+	return mt_ioctl(self->fd, MRCT_IND_REG, r);
 }
 
 static int mw_ind_dereg(struct _test_data_mw *self, uint32_t handle)
 {
 	struct mrct_mw_handle h = { .handle = handle };
 
-	return mw_ioctl(self->fd, MRCT_IND_DEREG, &h);
+	return mt_ioctl(self->fd, MRCT_IND_DEREG, &h);
 }
 
 /*
@@ -1430,7 +1373,7 @@ MW_TEST(indirect_three_mrs)
 	x.ptr = (uintptr_t)got;
 	x.key = r.key;
 	x.flags = MRCT_XFER_RAW_KEY;
-	ASSERT_EQ(0, mw_ioctl(self->fd, MRCT_DEV_READ, &x));
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_DEV_READ, &x));
 	EXPECT_EQ(0, memcmp(got, self->src.shadow + 0xf80, sizeof(got)));
 
 	ASSERT_EQ(0, mw_ind(self, 0, 0, MR_ACCESS | ZB, ranges, 3, &z));
@@ -1594,7 +1537,7 @@ MW_TEST(indirect_refused)
 	b.addr = IND_IOVA;
 	b.length = PAGE;
 	b.access = RR;
-	EXPECT_EQ(-EINVAL, mw_ioctl(self->fd, MRCT_MW_BIND, &b));
+	EXPECT_EQ(-EINVAL, mt_ioctl(self->fd, MRCT_MW_BIND, &b));
 	EXPECT_EQ(k, b.rkey);
 	ASSERT_EQ(0, mw_alloc(self, 0, MRCT_MW_TYPE_2, &a2));
 	mw_bind2_refused(_metadata, self, a2.handle, a2.rkey, r.key, IND_IOVA,

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the kselftest programs of /dev/mrcore_test (dp, mr,
+ * frwr, fmr, mw, keys and counter_tests.c): the device under test, the
+ * ioctl wrapper, opening the device, the names of completion statuses and
+ * QP states, loopback pairs and plain MRs.
+ *
+ * Include it after kselftest_harness.h and mrcore_test_uapi.h. Everything
+ * here is static inline, so a program that uses only part of it builds
+ * warning-free with -Wall. An assertion that fails in here is logged as
+ * this header's name; the VM-tier scripts (chardev_lib.sh) take such a line
+ * as the reason of the failure, like one of the program's own.
+ */
+#ifndef MRCT_UTIL_H
+#define MRCT_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+
+/* The RDMA device under test: $MRCT_DEVICE, else vhca0. */
+static inline const char *mt_devname(void)
+{
+	const char *name = getenv("MRCT_DEVICE");
+
+	return name ? name : "vhca0";
+}
+
+/* ioctl() as 0 or -errno, restarted when a signal interrupts it. */
+static inline int mt_ioctl(int fd, unsigned long req, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, req, arg);
+	} while (ret && errno == EINTR);
+	return ret ? -errno : 0;
+}
+
+/* /dev/mrcore_test bound to RDMA device @name: the fd, or -errno. */
+static inline int mt_open(const char *name)
+{
+	struct mrct_set_device sd = {};
+	int fd, err;
+
+	fd = open("/dev/" MRCT_DEV_NAME, O_RDWR);
+	if (fd < 0)
+		return -errno;
+	snprintf(sd.name, sizeof(sd.name), "%s", name);
+	err = mt_ioctl(fd, MRCT_SET_DEVICE, &sd);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
+ * For a FIXTURE_SETUP: /dev/mrcore_test bound to mt_devname(). A device
+ * that does not exist skips the case and gives -1 (the caller returns and
+ * its TEST_F bodies check for it); any other failure fails the case.
+ */
+static inline int mt_fixture_open(struct __test_metadata *_metadata)
+{
+	struct mrct_set_device sd = {};
+	int fd, err;
+
+	fd = open("/dev/" MRCT_DEV_NAME, O_RDWR);
+	if (fd < 0)
+		TH_LOG("cannot open /dev/%s: %s (is mrcore_test loaded?)",
+		       MRCT_DEV_NAME, strerror(errno));
+	ASSERT_LE(0, fd);
+	snprintf(sd.name, sizeof(sd.name), "%s", mt_devname());
+	err = mt_ioctl(fd, MRCT_SET_DEVICE, &sd);
+	if (err == -ENODEV) {
+		close(fd);
+		SKIP(return -1, "no RDMA device %s", mt_devname());
+	}
+	ASSERT_EQ(0, err);
+	return fd;
+}
+
+/*
+ * For a FIXTURE_SETUP whose cases need vhca: true when @qp_flags (of an
+ * MRCT_QP_CREATE) say the device is one; otherwise close *@fd, set it to
+ * -1 and skip the case.
+ */
+static inline bool mt_fixture_vhca(struct __test_metadata *_metadata,
+				   int *fd, uint32_t qp_flags)
+{
+	if (qp_flags & MRCT_QP_F_VHCA)
+		return true;
+	close(*fd);
+	*fd = -1;
+	SKIP(return false, "%s is not a vhca device", mt_devname());
+}
+
+/* A completion status (the UAPI's values are enum ib_wc_status) by name. */
+static inline const char *mt_wc_name(uint32_t status)
+{
+	static const char * const names[] = {
+		"SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR",
+		"LOC_PROT_ERR", "WR_FLUSH_ERR", "MW_BIND_ERR", "BAD_RESP_ERR",
+		"LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR",
+		"REM_OP_ERR", "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR",
+		"LOC_RDD_VIOL_ERR", "REM_INV_RD_REQ_ERR", "REM_ABORT_ERR",
+		"INV_EECN_ERR", "INV_EEC_STATE_ERR", "FATAL_ERR",
+		"RESP_TIMEOUT_ERR", "GENERAL_ERR",
+	};
+
+	if (status == MRCT_WC_NONE)
+		return "no completion";
+	if (status < ARRAY_SIZE(names))
+		return names[status];
+	return "?";
+}
+
+/* A QP state (enum ib_qp_state) by name. */
+static inline const char *mt_qps_name(uint32_t state)
+{
+	static const char * const names[] = {
+		"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR",
+	};
+
+	if (state < ARRAY_SIZE(names))
+		return names[state];
+	return "unknown (query_qp failed)";
+}
+
+/*
+ * MRCT_QP_CREATE: a loopback RC pair on PD @pd with qp_access_flags
+ * @access, @max_sge send and receive SGEs and @max_inline bytes inline;
+ * the handle and flags in @qc.
+ */
+static inline int mt_pair(int fd, uint32_t pd, uint32_t access,
+			  uint32_t max_sge, uint32_t max_inline,
+			  struct mrct_qp_create *qc)
+{
+	memset(qc, 0, sizeof(*qc));
+	qc->pd = pd;
+	qc->access = access;
+	qc->max_send_sge = max_sge;
+	qc->max_recv_sge = max_sge;
+	qc->max_inline = max_inline;
+	return mt_ioctl(fd, MRCT_QP_CREATE, qc);
+}
+
+/* MRCT_REG of @len bytes at @addr as @iova on PD @pd; the result in @reg. */
+static inline int mt_reg(int fd, void *addr, uint64_t len, uint64_t iova,
+			 uint32_t access, uint32_t pd, struct mrct_reg *reg)
+{
+	memset(reg, 0, sizeof(*reg));
+	reg->addr = (uintptr_t)addr;
+	reg->length = len;
+	reg->iova = iova;
+	reg->access = access;
+	reg->pd = pd;
+	return mt_ioctl(fd, MRCT_REG, reg);
+}
+
+static inline int mt_dereg(int fd, uint32_t handle)
+{
+	struct mrct_dereg d = { .handle = handle };
+
+	return mt_ioctl(fd, MRCT_DEREG, &d);
+}
+
+#endif /* MRCT_UTIL_H */
