@@ -80,23 +80,6 @@
 #define QP_SGE		4
 #define QP_INLINE	64
 
-/* Bytes that differ per 8-byte word and per seed (splitmix64). */
-static void dp_fill(uint8_t *b, size_t len, uint64_t seed)
-{
-	uint64_t z = 0;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if (!(i & 7)) {
-			z = seed + (i >> 3) * 0x9e3779b97f4a7c15ULL;
-			z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-			z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-			z ^= z >> 31;
-		}
-		b[i] = z >> ((i & 7) * 8);
-	}
-}
-
 FIXTURE(dp)
 {
 	int fd;			/* -1: no such device, the case is skipped */
@@ -128,8 +111,8 @@ FIXTURE_SETUP(dp)
 	self->rem_want = malloc(BUF_SIZE);
 	ASSERT_NE(NULL, self->loc_want);
 	ASSERT_NE(NULL, self->rem_want);
-	dp_fill(self->loc, BUF_SIZE, 0x10c);
-	dp_fill(self->rem, BUF_SIZE, 0x4e3);
+	mt_fill(self->loc, BUF_SIZE, 0x10c);
+	mt_fill(self->rem, BUF_SIZE, 0x4e3);
 	memcpy(self->loc_want, self->loc, BUF_SIZE);
 	memcpy(self->rem_want, self->rem, BUF_SIZE);
 
@@ -446,7 +429,7 @@ DP_TEST(send_inline)
 
 	if (!len)
 		SKIP(return, "%s has no inline data", mt_devname());
-	dp_fill(msg, sizeof(msg), 0x1a1);
+	mt_fill(msg, sizeof(msg), 0x1a1);
 	dp_post_recv_b(_metadata, self, 0x200, 0x100);
 	dp_wr(&p, &self->pair, MRCT_WR_SEND, 0, 0);
 	p.send_flags = MRCT_SEND_INLINE;

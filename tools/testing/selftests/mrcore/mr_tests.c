@@ -136,24 +136,6 @@ static long mrt_vmpin_kb(void)
 	return kb;
 }
 
-/* Bytes that differ per 8-byte word and per seed (splitmix64). */
-static void mrt_fill(void *buf, size_t len, uint64_t seed)
-{
-	uint8_t *b = buf;
-	uint64_t z = 0;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if (!(i & 7)) {
-			z = seed + (i >> 3) * 0x9e3779b97f4a7c15ULL;
-			z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-			z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-			z ^= z >> 31;
-		}
-		b[i] = z >> ((i & 7) * 8);
-	}
-}
-
 static void *mrt_map(size_t len, int prot)
 {
 	return mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -244,7 +226,7 @@ static void *mrt_thp_area(size_t len, uint64_t seed)
 	p = (uint8_t *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
 	if (madvise(p, len, MADV_HUGEPAGE))
 		return NULL;
-	mrt_fill(p, len, seed);
+	mt_fill(p, len, seed);
 	return p;
 }
 
@@ -373,7 +355,7 @@ TEST_F(mr, read_4k_pages)
 
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
-	mrt_fill(buf, BUF_SIZE, 1);
+	mt_fill(buf, BUF_SIZE, 1);
 
 	mrt_reg_read_check(_metadata, self->fd, buf, BUF_SIZE,
 			   (uintptr_t)buf, LW | RR, &reg);
@@ -412,7 +394,7 @@ TEST_F(mr, restrack_shows_translation)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 	ASSERT_EQ(0, madvise(buf, BUF_SIZE, MADV_NOHUGEPAGE));
-	mrt_fill(buf, BUF_SIZE, 9);
+	mt_fill(buf, BUF_SIZE, 9);
 	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf,
 			    LW | RR, 0, &reg));
 
@@ -447,7 +429,7 @@ TEST_F(mr, read_iova_ne_va)
 
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
-	mrt_fill(buf, BUF_SIZE, 2);
+	mt_fill(buf, BUF_SIZE, 2);
 
 	mrt_reg_read_check(_metadata, self->fd, buf, BUF_SIZE, FAR_IOVA,
 			   LW | RR, &reg);
@@ -472,7 +454,7 @@ TEST_F(mr, read_unaligned_start_and_end)
 
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
-	mrt_fill(buf, BUF_SIZE, 3);
+	mt_fill(buf, BUF_SIZE, 3);
 
 	mrt_reg_read_check(_metadata, self->fd, buf + off, len, iova, LW | RR,
 			   &reg);
@@ -494,7 +476,7 @@ TEST_F(mr, read_zero_based)
 
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
-	mrt_fill(buf, BUF_SIZE, 4);
+	mt_fill(buf, BUF_SIZE, 4);
 
 	mrt_reg_read_check(_metadata, self->fd, buf, BUF_SIZE, 0,
 			   LW | RR | MRCT_ACCESS_ZERO_BASED, &reg);
@@ -518,7 +500,7 @@ TEST_F(mr, device_write_seen_by_user)
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
 	memset(buf, 0, BUF_SIZE);
-	mrt_fill(in, sizeof(in), 5);
+	mt_fill(in, sizeof(in), 5);
 
 	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, FAR_IOVA, LW | RW | RR, 0,
 			    &reg));
@@ -528,7 +510,7 @@ TEST_F(mr, device_write_seen_by_user)
 	EXPECT_EQ(0, memcmp(zero, buf, at));
 	EXPECT_EQ(0, memcmp(zero, buf + at + PAGE, BUF_SIZE - at - PAGE));
 	/* As a responder, over the whole MR. */
-	mrt_fill(buf, BUF_SIZE, 0);
+	mt_fill(buf, BUF_SIZE, 0);
 	EXPECT_EQ(0, mrt_xfer(self->fd, MRCT_DEV_WRITE, reg.handle,
 			      FAR_IOVA + BUF_SIZE - sizeof(in), in, sizeof(in),
 			      MRCT_XFER_REMOTE));
@@ -652,7 +634,7 @@ TEST_F_TIMEOUT(mr, read_hugetlb, 120)
 		mrt_hugetlb_restore(old);
 		SKIP(return, "no two free 2 MiB huge pages (nr_hugepages)");
 	}
-	mrt_fill(buf, len, 8);
+	mt_fill(buf, len, 8);
 
 	mrt_reg_read_check(_metadata, self->fd, buf, len, (uintptr_t)buf,
 			   LW | RR, &reg);
@@ -866,7 +848,7 @@ TEST_F(mr, reg_write_on_readonly_mapping_efault)
 
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
-	mrt_fill(buf, BUF_SIZE, 9);
+	mt_fill(buf, BUF_SIZE, 9);
 	ASSERT_EQ(0, mprotect(buf, BUF_SIZE, PROT_READ));
 
 	EXPECT_EQ(-EFAULT, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW,
@@ -941,7 +923,7 @@ TEST_F(mr, xfer_beyond_mr_erange)
 
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
-	mrt_fill(buf, BUF_SIZE, 10);
+	mt_fill(buf, BUF_SIZE, 10);
 	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, iova, LW | RW | RR, 0,
 			    &reg));
 
@@ -967,9 +949,9 @@ TEST_F(mr, xfer_write_readonly_mr_eperm)
 
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
-	mrt_fill(buf, BUF_SIZE, 11);
+	mt_fill(buf, BUF_SIZE, 11);
 	memcpy(copy, buf, BUF_SIZE);
-	mrt_fill(in, PAGE, 12);
+	mt_fill(in, PAGE, 12);
 	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, RR, 0,
 			    &reg));
 
@@ -1036,7 +1018,7 @@ TEST_F(mr, rereg_access_drop_restore)
 
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
-	mrt_fill(buf, BUF_SIZE, 13);
+	mt_fill(buf, BUF_SIZE, 13);
 	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, LW | RR, 0,
 			    &reg));
 
@@ -1071,8 +1053,8 @@ TEST_F(mr, rereg_trans_new_buffer)
 	b = mrt_map(2 * BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, a);
 	ASSERT_NE(MAP_FAILED, b);
-	mrt_fill(a, BUF_SIZE, 14);
-	mrt_fill(b, 2 * BUF_SIZE, 15);
+	mt_fill(a, BUF_SIZE, 14);
+	mt_fill(b, 2 * BUF_SIZE, 15);
 	ASSERT_EQ(0, mt_reg(self->fd, a, BUF_SIZE, FAR_IOVA, LW | RR, 0, &reg));
 
 	rr.handle = reg.handle;
@@ -1105,7 +1087,7 @@ TEST_F(mr, rereg_failure_keeps_old_mr)
 	ASSERT_NE(MAP_FAILED, buf);
 	ASSERT_NE(MAP_FAILED, gone);
 	ASSERT_EQ(0, munmap(gone, BUF_SIZE));
-	mrt_fill(buf, BUF_SIZE, 16);
+	mt_fill(buf, BUF_SIZE, 16);
 	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, FAR_IOVA, LW | RR, 0,
 			    &reg));
 	pinned = mrt_pinned(self->fd);
@@ -1142,9 +1124,9 @@ TEST_F(mr, rereg_ro_to_rw_on_readonly_mapping_eacces)
 
 	buf = mrt_map(BUF_SIZE, PROT_READ | PROT_WRITE);
 	ASSERT_NE(MAP_FAILED, buf);
-	mrt_fill(buf, BUF_SIZE, 17);
+	mt_fill(buf, BUF_SIZE, 17);
 	memcpy(copy, buf, BUF_SIZE);
-	mrt_fill(in, PAGE, 18);
+	mt_fill(in, PAGE, 18);
 	ASSERT_EQ(0, mprotect(buf, BUF_SIZE, PROT_READ));
 	ASSERT_EQ(0, mt_reg(self->fd, buf, BUF_SIZE, (uintptr_t)buf, RR, 0,
 			    &reg));
@@ -1342,7 +1324,7 @@ TEST_F_TIMEOUT(mr, reg_16g_no_soft_lockup, 600)
 					   PROT_READ | PROT_WRITE,
 					   MAP_SHARED | MAP_FIXED, mfd, 0));
 	/* Populate the memfd once; every alias then maps its pages. */
-	mrt_fill(area, BIG_ALIAS, 16);
+	mt_fill(area, BIG_ALIAS, 16);
 
 	ASSERT_EQ(0, mrt_write_file("/proc/sys/kernel/watchdog_thresh", "1"));
 	EXPECT_EQ(0, mt_reg(self->fd, area, BIG_LEN, (uintptr_t)area, LW, 0,
@@ -1523,7 +1505,7 @@ static uint8_t *mrt_inj_buf(size_t len, uint64_t seed)
 		return NULL;
 	/* Without THP support there is nothing to turn off. */
 	madvise(p, len, MADV_NOHUGEPAGE);
-	mrt_fill(p, len, seed);
+	mt_fill(p, len, seed);
 	return p;
 }
 
@@ -1631,7 +1613,7 @@ TEST_F_TIMEOUT(mr, inject_write_xlt_second_chunk_unwinds, 120)
 	ASSERT_NE(MAP_FAILED, buf);
 	madvise(buf, len, MADV_NOHUGEPAGE);
 	memset(buf, 0x5a, len);
-	mrt_fill(buf + len - PAGE, PAGE, 41);
+	mt_fill(buf + len - PAGE, PAGE, 41);
 
 	/* Learn the table; the pages stay put, so later ones get the same. */
 	ASSERT_EQ(0, mt_reg(self->fd, buf, len, FAR_IOVA, LW | RR, 0, &reg));
@@ -1849,7 +1831,7 @@ TEST_F_TIMEOUT(mr, inject_rereg_access_pin_eacces, 120)
 	ASSERT_NE(NULL, copy);
 	ASSERT_NE(NULL, out);
 	memcpy(copy, buf, INJ_SIZE);
-	mrt_fill(in, PAGE, 47);
+	mt_fill(in, PAGE, 47);
 	ASSERT_EQ(0, mt_reg(self->fd, buf, INJ_SIZE, FAR_IOVA, RR, 0, &reg));
 	mrt_snap_take(self->fd, "pin", &before);
 

@@ -3,7 +3,7 @@
  * Helpers shared by the kselftest programs of /dev/mrcore_test (dp, mr,
  * frwr, fmr, mw, keys and counter_tests.c): the device under test, the
  * ioctl wrapper, opening the device, the names of completion statuses and
- * QP states, loopback pairs and plain MRs.
+ * QP states, test patterns, loopback pairs and plain MRs.
  *
  * Include it after kselftest_harness.h and mrcore_test_uapi.h. Everything
  * here is static inline, so a program that uses only part of it builds
@@ -131,6 +131,24 @@ static inline const char *mt_qps_name(uint32_t state)
 	if (state < ARRAY_SIZE(names))
 		return names[state];
 	return "unknown (query_qp failed)";
+}
+
+/* Bytes that differ per 8-byte word and per seed (splitmix64). */
+static inline void mt_fill(void *buf, size_t len, uint64_t seed)
+{
+	uint8_t *b = buf;
+	uint64_t z = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (!(i & 7)) {
+			z = seed + (i >> 3) * 0x9e3779b97f4a7c15ULL;
+			z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+			z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+			z ^= z >> 31;
+		}
+		b[i] = z >> ((i & 7) * 8);
+	}
 }
 
 /*
