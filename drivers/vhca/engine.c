@@ -1066,6 +1066,20 @@ static bool vhca_retry(struct vhca_qp *qp, enum vhca_verdict v)
 	return true;
 }
 
+/*
+ * How long a send queue's engine waits for the next WQE, polling, after
+ * the queue ran dry, before it gives its worker back. A post that lands
+ * in that time runs at once instead of paying for a worker wake-up (a
+ * cross-CPU wake-up is the dearest step of a small WQE under QEMU TCG).
+ * 0: never wait; values above VHCA_ENGINE_LINGER_MAX_US count as that.
+ * The poll gives way to anything else runnable on the CPU.
+ */
+#define VHCA_ENGINE_LINGER_MAX_US	1000
+static unsigned int engine_linger_us = 20;
+module_param(engine_linger_us, uint, 0644);
+MODULE_PARM_DESC(engine_linger_us,
+		 "microseconds a send queue's engine polls for new WQEs before it sleeps (0: never)");
+
 static struct vhca_send_wqe *vhca_sq_tail(struct vhca_qp *qp)
 {
 	struct vhca_send_wqe *wqe = NULL;
@@ -1077,6 +1091,29 @@ static struct vhca_send_wqe *vhca_sq_tail(struct vhca_qp *qp)
 				   qp->sq.stride;
 	spin_unlock_irqrestore(&qp->sq.lock, flags);
 	return wqe;
+}
+
+/*
+ * The queue ran dry: poll it for up to engine_linger_us. True when a WQE
+ * arrived; false when the time is up, the CPU is wanted or the QP stops.
+ */
+static bool vhca_sq_linger(struct vhca_qp *qp)
+{
+	unsigned int us = min_t(unsigned int, READ_ONCE(engine_linger_us),
+				VHCA_ENGINE_LINGER_MAX_US);
+	u64 end;
+
+	if (!us)
+		return false;
+	end = ktime_get_ns() + (u64)us * NSEC_PER_USEC;
+	do {
+		if (need_resched() || READ_ONCE(qp->stopped))
+			return false;
+		cpu_relax();
+		if (READ_ONCE(qp->sq.tail) != READ_ONCE(qp->sq.head))
+			return true;
+	} while (ktime_get_ns() < end);
+	return false;
 }
 
 static void vhca_sq_work(struct work_struct *work)
@@ -1111,8 +1148,11 @@ static void vhca_sq_work(struct work_struct *work)
 			vhca_qp_flush_rq(qp);
 
 		wqe = vhca_sq_tail(qp);
-		if (!wqe)
-			return;
+		if (!wqe) {
+			if (!vhca_sq_linger(qp))
+				return;
+			continue;
+		}
 
 		if (state == IB_QPS_ERR) {
 			vhca_sq_complete(qp, wqe, IB_WC_WR_FLUSH_ERR, 0);
