@@ -33,8 +33,10 @@ T=nvmeof-frwr
 ADDR=10.74.0.1
 DEV=vhca0
 NETDEV=nfd0
-NQN=nqn.2026-11.org.mrcore:frwr
-NVMET_PORT=5
+# Ports and subsystems of their own, per part: a lockdep kernel leaves
+# them configured (nvmet_down), so no other script or part may reuse them.
+NQN=nqn.2026-11.org.mrcore:frwr-always
+NVMET_PORT=6
 NVME_OPTS=ctrl_loss_tmo=5,reconnect_delay=1,fast_io_fail_tmo=0
 old_tmo=
 
@@ -176,6 +178,8 @@ if t_gate "$T: nvme-rdma reloaded with register_always=Y" 	  nvme_rdma_reload re
 fi
 
 # --- 2. rdma_rw force_mr=1 ------------------------------------------------
+NQN=nqn.2026-11.org.mrcore:frwr-force
+NVMET_PORT=7
 klog_mark $T
 force=1
 if [ -e /sys/module/ib_core/initstate ]; then
