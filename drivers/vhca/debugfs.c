@@ -2,7 +2,8 @@
 /*
  * vhca debugfs: /sys/kernel/debug/vhca/<name>/{mkeys,xlt}, decoded from
  * device memory with the device's own accessors, never from mrcore's
- * CPU-side objects, so they show what the device would act on.
+ * CPU-side objects, so they show what the device would act on; and
+ * "engine", the time the DMA engine has been busy.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -193,8 +194,23 @@ static const struct seq_operations vhca_xlt_sops = {
 
 DEFINE_SEQ_ATTRIBUTE(vhca_xlt);
 
+/*
+ * The "engine" file: nanoseconds the engine's workers have spent running
+ * send queues since the device was created, the linger polls left out;
+ * two reads around a workload give the engine's share of the CPUs.
+ */
+static int vhca_engine_show(struct seq_file *m, void *unused)
+{
+	struct vhca_dev *vdev = m->private;
+
+	seq_printf(m, "busy_ns %lld\n",
+		   (long long)atomic64_read(&vdev->engine_busy_ns));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vhca_engine);
+
 /**
- * vhca_debugfs_init - add /sys/kernel/debug/vhca/<name>/{mkeys,xlt}
+ * vhca_debugfs_init - add /sys/kernel/debug/vhca/<name>/{mkeys,xlt,engine}
  * @vdev: the device; its memory is allocated
  * @root: the driver's debugfs directory
  *
@@ -209,6 +225,8 @@ void vhca_debugfs_init(struct vhca_dev *vdev, struct dentry *root)
 			    &vhca_mkeys_fops);
 	debugfs_create_file("xlt", 0400, vdev->debugfs, vdev,
 			    &vhca_xlt_fops);
+	debugfs_create_file("engine", 0400, vdev->debugfs, vdev,
+			    &vhca_engine_fops);
 }
 
 /**

@@ -1094,31 +1094,40 @@ static struct vhca_send_wqe *vhca_sq_tail(struct vhca_qp *qp)
 }
 
 /*
- * The queue ran dry: poll it for up to engine_linger_us. True when a WQE
- * arrived; false when the time is up, the CPU is wanted or the QP stops.
+ * The queue ran dry: poll it for up to engine_linger_us, adding the time
+ * polled to @idle_ns. True when a WQE arrived; false when the time is
+ * up, the CPU is wanted or the QP stops.
  */
-static bool vhca_sq_linger(struct vhca_qp *qp)
+static bool vhca_sq_linger(struct vhca_qp *qp, u64 *idle_ns)
 {
 	unsigned int us = min_t(unsigned int, READ_ONCE(engine_linger_us),
 				VHCA_ENGINE_LINGER_MAX_US);
-	u64 end;
+	bool arrived = false;
+	u64 start, end;
 
 	if (!us)
 		return false;
-	end = ktime_get_ns() + (u64)us * NSEC_PER_USEC;
+	start = ktime_get_ns();
+	end = start + (u64)us * NSEC_PER_USEC;
 	do {
 		if (need_resched() || READ_ONCE(qp->stopped))
-			return false;
+			break;
 		cpu_relax();
-		if (READ_ONCE(qp->sq.tail) != READ_ONCE(qp->sq.head))
-			return true;
+		if (READ_ONCE(qp->sq.tail) != READ_ONCE(qp->sq.head)) {
+			arrived = true;
+			break;
+		}
 	} while (ktime_get_ns() < end);
-	return false;
+	*idle_ns += ktime_get_ns() - start;
+	return arrived;
 }
 
-static void vhca_sq_work(struct work_struct *work)
+/*
+ * Run @qp's send queue for up to VHCA_SQ_BUDGET WQEs. True when the
+ * budget ran out with work left, so the caller queues the run again.
+ */
+static bool vhca_sq_run(struct vhca_qp *qp, u64 *idle_ns)
 {
-	struct vhca_qp *qp = container_of(work, struct vhca_qp, sq_work);
 	unsigned int budget = VHCA_SQ_BUDGET;
 
 	while (budget--) {
@@ -1137,7 +1146,7 @@ static void vhca_sq_work(struct work_struct *work)
 		rx_busy = qp->rx_busy;
 		spin_unlock_irqrestore(&qp->state_lock, flags);
 		if (stopped)
-			return;
+			return false;
 
 		/*
 		 * Receives another engine holds complete first; the last
@@ -1149,8 +1158,8 @@ static void vhca_sq_work(struct work_struct *work)
 
 		wqe = vhca_sq_tail(qp);
 		if (!wqe) {
-			if (!vhca_sq_linger(qp))
-				return;
+			if (!vhca_sq_linger(qp, idle_ns))
+				return false;
 			continue;
 		}
 
@@ -1160,18 +1169,18 @@ static void vhca_sq_work(struct work_struct *work)
 		}
 		/* SQD, SQE and the states before RTS execute nothing. */
 		if (state != IB_QPS_RTS)
-			return;
+			return false;
 		/*
 		 * A WQE waiting out an RNR or retry timer waits, however
 		 * often post_send kicks: the timer's work runs it.
 		 */
 		if (qp->retrying && delayed_work_pending(&qp->retry_work))
-			return;
+			return false;
 
 		v = vhca_exec_wqe(qp, wqe, &status, &byte_len);
 		if (v != VHCA_DONE) {
 			if (vhca_retry(qp, v))
-				return;
+				return false;
 			status = v == VHCA_RNR ? IB_WC_RNR_RETRY_EXC_ERR :
 						 IB_WC_RETRY_EXC_ERR;
 		}
@@ -1180,8 +1189,19 @@ static void vhca_sq_work(struct work_struct *work)
 			vhca_qp_error(qp);
 		vhca_sq_complete(qp, wqe, status, byte_len);
 	}
+	return true;
+}
+
+static void vhca_sq_work(struct work_struct *work)
+{
+	struct vhca_qp *qp = container_of(work, struct vhca_qp, sq_work);
+	struct vhca_dev *vdev = qp->vdev;
+	u64 start = ktime_get_ns(), idle_ns = 0;
+
 	/* Budget used up: let other QPs run, then carry on. */
-	queue_work(qp->vdev->wq, &qp->sq_work);
+	if (vhca_sq_run(qp, &idle_ns))
+		queue_work(vdev->wq, &qp->sq_work);
+	atomic64_add(ktime_get_ns() - start - idle_ns, &vdev->engine_busy_ns);
 }
 
 static void vhca_retry_work(struct work_struct *work)
@@ -1246,6 +1266,7 @@ int vhca_engine_init(struct vhca_dev *vdev)
 	unsigned int cpu;
 
 	spin_lock_init(&vdev->atomic_lock);
+	atomic64_set(&vdev->engine_busy_ns, 0);
 	vdev->bounce = kcalloc(nr_cpu_ids, sizeof(*vdev->bounce), GFP_KERNEL);
 	if (!vdev->bounce)
 		return -ENOMEM;

@@ -123,6 +123,8 @@ struct vhca_devmem {
  * @qps: QP number -> struct vhca_qp; the engine looks up responders here
  *	under RCU and takes a reference
  * @wq: the DMA engine's workqueue: every QP's send queue runs on it
+ * @engine_busy_ns: time the engine's workers have spent running send
+ *	queues, the polls of engine_linger_us left out (debugfs "engine")
  * @atomic_lock: serialises atomics the device executes as responder
  * @counter_lock: makes each read-modify-write of a counter table slot
  *	atomic against the other engine workers and the CPU's reads and resets
@@ -146,6 +148,7 @@ struct vhca_dev {
 	struct dentry *debugfs;
 	struct xarray qps;
 	struct workqueue_struct *wq;
+	atomic64_t engine_busy_ns;
 	spinlock_t atomic_lock;	/* serialises responder atomics */
 	spinlock_t counter_lock;	/* counter table read-modify-writes */
 	void **bounce;

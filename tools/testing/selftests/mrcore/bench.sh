@@ -148,11 +148,43 @@ nv_why() {
 	[ -n "$(eval "echo \${nv_why_$1:-}")" ] || eval "nv_why_$1=\$2"
 }
 
+# cpu_ticks: busy and total CPU time of all CPUs so far, in USER_HZ ticks
+# (busy: user, nice, system, irq, softirq, steal).
+cpu_ticks() {
+	awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9,
+			      $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; exit}' /proc/stat
+}
+
+# engine_ns DEV: nanoseconds vhca DEV's engine has been busy.
+engine_ns() {
+	awk '$1 == "busy_ns" {print $2}' "/sys/kernel/debug/vhca/$1/engine" 2>/dev/null
+}
+
+# nv_share JOBS IOPS T0 T1 E0 E1: where the CPUs went during a vhca 4 KiB
+# run (cpu_ticks before/after, engine_ns before/after), and the IOPS the
+# same CPU time would give if the engine cost nothing: the ceiling of
+# any engine speed-up when the CPUs are saturated.
+nv_share() {
+	awk -v j="$1" -v iops="$2" -v t0="$3" -v t1="$4" -v e0="$5" -v e1="$6" \
+	    -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" 'BEGIN {
+		split(t0, a, " "); split(t1, b, " ")
+		busy = (b[1] - a[1]) / hz; total = (b[2] - a[2]) / hz
+		eng = (e1 - e0) / 1e9
+		if (total <= 0 || busy <= eng || iops == "") {
+			print "bench: NVMe-oF over vhca0, " j " job(s): CPU share not measured"
+			exit
+		}
+		printf "bench: NVMe-oF over vhca0, %d job(s), 4 KiB randread: CPUs busy %.0f%% of the time, vhca engine %.1f%% of the CPU time used; with a free engine at most %.0f IOPS (%.2fx)\n",
+		       j, 100 * busy / total, 100 * eng / busy,
+		       iops * busy / (busy - eng), busy / (busy - eng)
+	}'
+}
+
 # nv_side TYPE DEV NETDEV ADDR PORT: DEV of TYPE on NETDEV with ADDR, its
 # own nvmet port and subsystem on the RAM disk, and for 1 and 4 jobs a
 # connect with as many I/O queues, the two fio runs, a disconnect.
 nv_side() {
-	local type=$1 dev=$2 netdev=$3 addr=$4 jobs blk out
+	local type=$1 dev=$2 netdev=$3 addr=$4 jobs blk out t0 t1 e0 e1
 
 	NQN=nqn.2026-11.org.mrcore:bench-$dev
 	NVMET_PORT=$5
@@ -174,7 +206,13 @@ nv_side() {
 			continue
 		fi
 		nv_set "$type" $jobs queues "$(nvme_queues)"
+		t0=$(cpu_ticks)
+		e0=$(engine_ns "$dev")
 		nv_set "$type" $jobs iops "$(fio_figure "$blk" randread 4k 32 $jobs 8)"
+		t1=$(cpu_ticks)
+		e1=$(engine_ns "$dev")
+		[ "$type" = vhca ] &&
+			nv_share $jobs "$(nv_get "$type" $jobs iops)" "$t0" "$t1" "$e0" "$e1"
 		nv_set "$type" $jobs kibs "$(fio_figure "$blk" read 128k 32 $jobs 7)"
 		echo "bench: NVMe-oF over $dev, $jobs job(s), $(nv_get "$type" $jobs queues) I/O queue(s):" \
 		     "4 KiB randread $(nv_get "$type" $jobs iops) IOPS," \
