@@ -19,7 +19,10 @@
 #    exporting the same RAM disk; the host connects with nr_io_queues =
 #    fio jobs (nvme-rdma caps it at the CPUs). fio 4 KiB random read (QD 32)
 #    and 128 KiB sequential read (QD 32), 1 and 4 jobs (group_reporting),
-#    $RUNTIME s each. A table with the ratio vhca/rxe.
+#    $RUNTIME s each. A table with the ratio vhca/rxe. Around each vhca
+#    4 KiB run, the share of the CPUs that was busy and the share of that
+#    the engine's workers took (/proc/stat, vhca's debugfs "engine"), and
+#    the IOPS the same CPU time would give with a free engine.
 #
 # These are measurements: nothing is compared with a threshold. A figure
 # that cannot be measured reads n/a and its part prints a "not ok" line
