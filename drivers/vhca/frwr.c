@@ -182,6 +182,46 @@ static int vhca_map_sg_gaps(struct vhca_mr *mr, struct scatterlist *sgl,
 	return i;
 }
 
+/*
+ * The common MEM_REG case without an indirect call per page: no starting
+ * offset and every entry a whole number of pages of ibmr->page_size,
+ * starting on a page boundary, that all fit the list. For such a list
+ * ib_sg_to_pages() neither coalesces nor stops early, so the result is
+ * the same: every page of every entry, iova the first entry's address,
+ * length their sum, all @sg_nents entries mapped. False for any other
+ * list, with the MR's page count, iova and length untouched (the list's
+ * slots are scratch until the caller maps it again).
+ */
+static bool vhca_map_pages_fast(struct vhca_mr *mr, struct scatterlist *sgl,
+				int sg_nents, unsigned int *sg_offset_p)
+{
+	u64 psize = mr->ibmr.page_size, length = 0;
+	struct scatterlist *sg;
+	unsigned int shift;
+	u32 n = 0;
+	int i;
+
+	if (!is_power_of_2(psize) || sg_nents <= 0 ||
+	    (sg_offset_p && *sg_offset_p))
+		return false;
+	shift = ilog2(psize);
+	for_each_sg(sgl, sg, sg_nents, i) {
+		u64 addr = sg_dma_address(sg);
+		u32 len = sg_dma_len(sg);
+
+		if (!len || ((addr | len) & (psize - 1)) ||
+		    (len >> shift) > mr->max_pages - n)
+			return false;
+		for (; len; len -= psize, addr += psize)
+			mr->pages[n++] = addr;
+		length += sg_dma_len(sg);
+	}
+	mr->npages = n;
+	mr->ibmr.iova = sg_dma_address(sgl);
+	mr->ibmr.length = length;
+	return true;
+}
+
 /**
  * vhca_map_mr_sg - ib_device_ops.map_mr_sg
  * @ibmr: a fast-reg MR
@@ -189,8 +229,10 @@ static int vhca_map_sg_gaps(struct vhca_mr *mr, struct scatterlist *sgl,
  * @sg_nents: entries of @sg
  * @sg_offset: in: byte offset into @sg; out: see ib_sg_to_pages()
  *
- * A MEM_REG MR's page list is filled with ib_sg_to_pages() at
- * ibmr->page_size, which also sets ibmr->iova and ibmr->length. An
+ * A MEM_REG MR's page list is filled as ib_sg_to_pages() fills it at
+ * ibmr->page_size, setting ibmr->iova and ibmr->length too: by a loop of
+ * our own for a list of whole, aligned pages that fits, else by
+ * ib_sg_to_pages() itself. An
  * SG_GAPS MR stores the (DMA address, length) of each entry, the first
  * starting @sg_offset bytes in, up to max_num_sg entries; ibmr->iova is
  * the first range's address and ibmr->length their sum. Nothing reaches
@@ -211,6 +253,8 @@ int vhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	if (!mr->pages)
 		return -EINVAL;
 
+	if (vhca_map_pages_fast(mr, sg, sg_nents, sg_offset))
+		return sg_nents;
 	mr->npages = 0;
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, vhca_set_page);
 }
