@@ -12,7 +12,8 @@
 #    loopback RC pair (4 KiB, 64 KiB, 1 MiB); a table of MB/s with the
 #    ratios vhca/memcpy and vhca/rxe. Then ./frwr_tests --bench: FRWR
 #    REG_MR + LOCAL_INV cycles per second with 1, 16 and 256 pages, vhca
-#    beside rxe, and ./fmr_tests --bench: FMR pool map/unmap with cache
+#    beside rxe (and on vhca once more with engine_linger_us=20), and
+#    ./fmr_tests --bench: FMR pool map/unmap with cache
 #    hits and misses on vhca (rxe has no FMRs).
 # 3. NVMe-oF over RDMA, vhca beside rxe: one device at a time on a dummy
 #    netdev of its own, with an nvmet-rdma port and subsystem of its own
@@ -109,6 +110,16 @@ mr_bench_part() {
 		rc=$?
 		[ $rc -le 1 ] ||
 			t_fail "bench: frwr_tests --bench ran to its end" "exit status $rc"
+		# The same on vhca with the engine lingering (off by default).
+		if echo 20 > /sys/module/vhca/parameters/engine_linger_us; then
+			echo "bench: FRWR again on $MR_VHCA with engine_linger_us=20"
+			# shellcheck disable=SC2086
+			run_for 300 ./frwr_tests --bench $FRWR_BENCH_ARGS $MR_VHCA
+			rc=$?
+			echo 0 > /sys/module/vhca/parameters/engine_linger_us
+			[ $rc -le 1 ] ||
+				t_fail "bench: frwr_tests --bench (linger) ran to its end" "exit status $rc"
+		fi
 	else
 		t_fail "bench: FRWR cycle rates measured" "no ./frwr_tests in $(pwd)"
 	fi
