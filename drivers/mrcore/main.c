@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mrcore: module entry points. Devices come and go through
- * mrc_register_device(); the module itself only owns the debugfs root.
+ * mrc_register_device(); the module itself owns the debugfs root and
+ * the workqueue of asynchronous registrations (reg.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,6 +16,11 @@ struct dentry *mrc_debugfs_root;
 
 static int __init mrc_init(void)
 {
+	int ret;
+
+	ret = mrc_reg_init();
+	if (ret)
+		return ret;
 	mrc_debugfs_root = debugfs_create_dir("mrcore", NULL);
 	return 0;
 }
@@ -26,6 +32,7 @@ static int __init mrc_init(void)
 static void __exit mrc_exit(void)
 {
 	debugfs_remove(mrc_debugfs_root);
+	mrc_reg_exit();
 }
 
 module_init(mrc_init);

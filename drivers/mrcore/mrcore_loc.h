@@ -136,6 +136,10 @@ struct mrc_mr *mrc_indirect_reg_attr(struct mrc_pd *pd,
 /* main.c */
 extern struct dentry *mrc_debugfs_root;
 
+/* reg.c: the workqueue of asynchronous registrations */
+int mrc_reg_init(void);
+void mrc_reg_exit(void);
+
 /* mr.c */
 
 /* Entries built in the CPU per write_xlt call, at most. */

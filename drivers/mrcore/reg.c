@@ -21,8 +21,8 @@
  * mrc_reg_mr_async() checks the same way, synchronously, copies what the
  * caller may free on return (physical ranges, indirect ranges, the FMR
  * shape), and for user memory takes the caller's mm and RLIMIT_MEMLOCK
- * charge in the caller (mrc_umem_prepare()); a work item on
- * system_unbound_wq then runs the registration (pinning from the
+ * charge in the caller (mrc_umem_prepare()); a work item on mrcore's
+ * own unbound workqueue then runs the registration (pinning from the
  * caller's mm with kthread_use_mm()) and calls the completion once. The
  * PD and the device count their pending requests: mrc_pd_fini() and
  * mrc_unregister_device() wait for them (mrc_reg_async_flush(),
@@ -128,7 +128,7 @@ EXPORT_SYMBOL_GPL(mrc_dereg_any);
 
 /**
  * struct mrc_reg_req - an asynchronous registration in flight
- * @work: runs the registration on system_unbound_wq
+ * @work: runs the registration on mrc_reg_wq
  * @pd: protection domain; mrc_pd_fini() waits for the request
  * @attr: the caller's attr, its pointers moved to @copy and @fmr
  * @fmr: copy of the caller's FMR shape
@@ -147,6 +147,35 @@ struct mrc_reg_req {
 	void (*done)(void *ctx, struct mrc_mr *mr, int err);
 	void *ctx;
 };
+
+/*
+ * Runs every asynchronous registration. mrcore's own, so that module
+ * exit (destroy_workqueue()) waits out the last lines of a work item that
+ * has already dropped its PD's and device's pending counts.
+ */
+static struct workqueue_struct *mrc_reg_wq;
+
+/**
+ * mrc_reg_init - create the asynchronous registrations' workqueue
+ *
+ * Context: module init.
+ * Return: 0 or -ENOMEM.
+ */
+int mrc_reg_init(void)
+{
+	mrc_reg_wq = alloc_workqueue("mrcore_reg", WQ_UNBOUND, 0);
+	return mrc_reg_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * mrc_reg_exit - destroy it, once every work item has returned
+ *
+ * Context: module exit; no device is registered any more.
+ */
+void mrc_reg_exit(void)
+{
+	destroy_workqueue(mrc_reg_wq);
+}
 
 /* The checks of a kind, as its registration makes them first. */
 static int mrc_reg_check_kind(const struct mrc_pd *pd,
@@ -298,7 +327,7 @@ int mrc_reg_mr_async(struct mrc_pd *pd, const struct mrc_reg_attr *attr,
 
 	atomic_inc(&pd->reg_pending);
 	atomic_inc(&pd->mdev->reg_pending);
-	queue_work(system_unbound_wq, &req->work);
+	queue_work(mrc_reg_wq, &req->work);
 	return 0;
 
 out_free_copy:
