@@ -926,10 +926,11 @@ static void fr_bench_cell(int fd, uint32_t pair, uint32_t npages,
 	       name, npages, (unsigned long long)b.cycles,
 	       b.elapsed_ns / 1e9, c->rate);
 	/* The poster is one CPU; the engine another, when it is the limit. */
-	if (e0 >= 0 && e1 >= e0)
-		printf("bench: FRWR %s %u page(s): engine busy %.0f%% of the cell, %.2f us a cycle\n",
-		       name, npages, 100.0 * (e1 - e0) / b.elapsed_ns,
-		       (e1 - e0) / 1e3 / b.cycles);
+	if (e0 < 0 || e1 < e0)
+		return;
+	printf("bench: FRWR %s %u page(s): engine busy %.0f%% of the cell, %.2f us a cycle\n",
+	       name, npages, 100.0 * (e1 - e0) / b.elapsed_ns,
+	       (e1 - e0) / 1e3 / b.cycles);
 }
 
 static void fr_bench_table(char **names, int nr,
