@@ -1206,11 +1206,18 @@ static void vhca_sq_work(struct work_struct *work)
 	struct vhca_qp *qp = container_of(work, struct vhca_qp, sq_work);
 	struct vhca_dev *vdev = qp->vdev;
 	u64 start = local_clock(), idle_ns = 0;
+	s64 busy;
 
 	/* Budget used up: let other QPs run, then carry on. */
 	if (vhca_sq_run(qp, &idle_ns))
 		queue_work(vdev->wq, &qp->sq_work);
-	atomic64_add(local_clock() - start - idle_ns, &vdev->engine_busy_ns);
+	/*
+	 * local_clock() of another CPU if the run slept and moved: it may be
+	 * a little behind, so a negative span counts as nothing.
+	 */
+	busy = (s64)(local_clock() - start) - (s64)idle_ns;
+	if (busy > 0)
+		atomic64_add(busy, &vdev->engine_busy_ns);
 }
 
 static void vhca_retry_work(struct work_struct *work)
