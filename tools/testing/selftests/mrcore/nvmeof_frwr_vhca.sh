@@ -22,8 +22,9 @@
 # In each part, 256 direct reads of 64 KiB must cost at least 256 REG_MRs
 # (512 with force_mr: the host's and the target's), counted by mrcore's
 # fr_regs stat. After each part: disconnect, teardown, mrcore's accounting
-# back to idle, mrcore and vhca unloaded, nothing in the kernel log. In the end ib_core is loaded again without
-# force_mr, so later scripts see the stock stack.
+# back to idle, mrcore and vhca unloaded, nothing in the kernel log. In
+# the end ib_core is loaded again without force_mr, so later scripts see
+# the stock stack.
 #
 # Every blocking step runs with a deadline (run_for), and the host uses
 # short nvme_core timeouts and ctrl_loss_tmo: a broken data path fails a
