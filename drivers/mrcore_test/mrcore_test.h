@@ -14,6 +14,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
+#include <linux/uaccess.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
@@ -108,5 +109,24 @@ int mrct_post_wait(struct mrct_ctx *ctx, struct mrct_pair *pair, u32 qpi,
 		   struct ib_send_wr *wr, s32 *post_err, u32 *bad_wr,
 		   u32 *status);
 void mrct_qp_states(struct mrct_pair *pair, u32 qpi, u32 status, u32 *state);
+
+/*
+ * The tail of every ioctl that replies: @fn(@ctx, @req) under the
+ * context's lock, then *@req copied back to @uarg if @fn succeeded.
+ * Evaluates to @fn's error, or -EFAULT when the copy fails (whatever @fn
+ * made stays then, until the file is closed).
+ */
+#define mrct_call_locked(ctx, fn, req, uarg) ({				\
+	struct mrct_ctx *__ctx = (ctx);					\
+	typeof(req) __req = (req);					\
+	int __err;							\
+									\
+	mutex_lock(&__ctx->lock);					\
+	__err = fn(__ctx, __req);					\
+	mutex_unlock(&__ctx->lock);					\
+	if (!__err && copy_to_user(uarg, __req, sizeof(*__req)))	\
+		__err = -EFAULT;					\
+	__err;								\
+})
 
 #endif /* _MRCORE_TEST_H */

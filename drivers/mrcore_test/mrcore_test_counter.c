@@ -89,17 +89,9 @@ static int mrct_cnt_alloc_locked(struct mrct_ctx *ctx,
 static int mrct_cnt_alloc(struct mrct_ctx *ctx, void __user *uarg)
 {
 	struct mrct_cnt_alloc req = {};
-	int err;
 
-	mutex_lock(&ctx->lock);
-	err = mrct_cnt_alloc_locked(ctx, &req);
-	mutex_unlock(&ctx->lock);
-	if (err)
-		return err;
 	/* On a fault the counter stays until the file is closed. */
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return 0;
+	return mrct_call_locked(ctx, mrct_cnt_alloc_locked, &req, uarg);
 }
 
 /* The counter behind @handle, or an ERR_PTR. */

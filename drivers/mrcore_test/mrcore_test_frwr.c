@@ -303,7 +303,6 @@ static int mrct_frwr_alloc(struct mrct_ctx *ctx, void __user *uarg)
 {
 	struct mrct_frwr_alloc req;
 	u64 bytes;
-	int err;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
@@ -316,16 +315,8 @@ static int mrct_frwr_alloc(struct mrct_ctx *ctx, void __user *uarg)
 	if (bytes > MRCT_FRWR_MAX_BUF)
 		return -EINVAL;
 
-	mutex_lock(&ctx->lock);
-	err = mrct_frwr_alloc_locked(ctx, &req);
-	mutex_unlock(&ctx->lock);
-	if (err)
-		return err;
-
 	/* On a fault the MR stays until the file is closed. */
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return 0;
+	return mrct_call_locked(ctx, mrct_frwr_alloc_locked, &req, uarg);
 }
 
 static int mrct_frwr_free(struct mrct_ctx *ctx, void __user *uarg)
@@ -554,7 +545,6 @@ static int mrct_frwr_reg_locked(struct mrct_ctx *ctx, struct mrct_frwr_reg *req)
 static int mrct_frwr_reg(struct mrct_ctx *ctx, void __user *uarg)
 {
 	struct mrct_frwr_reg req;
-	int err;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
@@ -570,14 +560,7 @@ static int mrct_frwr_reg(struct mrct_ctx *ctx, void __user *uarg)
 	req.qp_state[0] = MRCT_QPS_UNKNOWN;
 	req.qp_state[1] = MRCT_QPS_UNKNOWN;
 
-	mutex_lock(&ctx->lock);
-	err = mrct_frwr_reg_locked(ctx, &req);
-	mutex_unlock(&ctx->lock);
-	if (err)
-		return err;
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return 0;
+	return mrct_call_locked(ctx, mrct_frwr_reg_locked, &req, uarg);
 }
 
 /* LOCAL_INV and Send with Invalidate ------------------------------- */
@@ -636,7 +619,6 @@ static int mrct_frwr_inv_locked(struct mrct_ctx *ctx, struct mrct_frwr_inv *req)
 static int mrct_frwr_inv(struct mrct_ctx *ctx, void __user *uarg)
 {
 	struct mrct_frwr_inv req;
-	int err;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
@@ -654,14 +636,7 @@ static int mrct_frwr_inv(struct mrct_ctx *ctx, void __user *uarg)
 	req.qp_state[0] = MRCT_QPS_UNKNOWN;
 	req.qp_state[1] = MRCT_QPS_UNKNOWN;
 
-	mutex_lock(&ctx->lock);
-	err = mrct_frwr_inv_locked(ctx, &req);
-	mutex_unlock(&ctx->lock);
-	if (err)
-		return err;
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return 0;
+	return mrct_call_locked(ctx, mrct_frwr_inv_locked, &req, uarg);
 }
 
 /* Data through the key ------------------------------------------------ */
@@ -780,7 +755,6 @@ static int mrct_frwr_xfer_locked(struct mrct_ctx *ctx,
 static int mrct_frwr_xfer(struct mrct_ctx *ctx, void __user *uarg)
 {
 	struct mrct_frwr_xfer req;
-	int err;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
@@ -797,14 +771,7 @@ static int mrct_frwr_xfer(struct mrct_ctx *ctx, void __user *uarg)
 	req.qp_state[0] = MRCT_QPS_UNKNOWN;
 	req.qp_state[1] = MRCT_QPS_UNKNOWN;
 
-	mutex_lock(&ctx->lock);
-	err = mrct_frwr_xfer_locked(ctx, &req);
-	mutex_unlock(&ctx->lock);
-	if (err)
-		return err;
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return 0;
+	return mrct_call_locked(ctx, mrct_frwr_xfer_locked, &req, uarg);
 }
 
 /* Item 27: REG_MR, use, LOCAL_INV on one MR ------------------------- */
@@ -926,7 +893,6 @@ static int mrct_frwr_cycle_locked(struct mrct_ctx *ctx,
 static int mrct_frwr_cycle(struct mrct_ctx *ctx, void __user *uarg)
 {
 	struct mrct_frwr_cycle req;
-	int err;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
@@ -939,14 +905,7 @@ static int mrct_frwr_cycle(struct mrct_ctx *ctx, void __user *uarg)
 	req.status = MRCT_WC_NONE;
 	req.key = 0;
 
-	mutex_lock(&ctx->lock);
-	err = mrct_frwr_cycle_locked(ctx, &req);
-	mutex_unlock(&ctx->lock);
-	if (err)
-		return err;
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return 0;
+	return mrct_call_locked(ctx, mrct_frwr_cycle_locked, &req, uarg);
 }
 
 /* Benchmark: REG_MR + LOCAL_INV cycles ----------------------------- */

@@ -171,7 +171,6 @@ out_free:
 static int mrct_keys_reg(struct mrct_ctx *ctx, void __user *uarg)
 {
 	struct mrct_keys_reg req;
-	int err;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
@@ -179,16 +178,8 @@ static int mrct_keys_reg(struct mrct_ctx *ctx, void __user *uarg)
 	    req.reserved)
 		return -EINVAL;
 
-	mutex_lock(&ctx->lock);
-	err = mrct_keys_reg_locked(ctx, &req);
-	mutex_unlock(&ctx->lock);
-	if (err)
-		return err;
-
 	/* On a fault the MR stays until the file is closed. */
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return 0;
+	return mrct_call_locked(ctx, mrct_keys_reg_locked, &req, uarg);
 }
 
 /*
@@ -228,21 +219,13 @@ static int mrct_keys_wait_locked(struct mrct_ctx *ctx,
 static int mrct_keys_wait(struct mrct_ctx *ctx, void __user *uarg)
 {
 	struct mrct_keys_wait req;
-	int err;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
 	if (req.timeout_ms > MRCT_QP_WAIT_MS || req.reserved)
 		return -EINVAL;
 
-	mutex_lock(&ctx->lock);
-	err = mrct_keys_wait_locked(ctx, &req);
-	mutex_unlock(&ctx->lock);
-	if (err)
-		return err;
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return 0;
+	return mrct_call_locked(ctx, mrct_keys_wait_locked, &req, uarg);
 }
 
 static int mrct_keys_dereg(struct mrct_ctx *ctx, void __user *uarg)

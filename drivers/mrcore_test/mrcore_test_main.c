@@ -792,7 +792,6 @@ out_free_pair:
 static int mrct_qp_create(struct mrct_ctx *ctx, void __user *uarg)
 {
 	struct mrct_qp_create req;
-	int err;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
@@ -803,16 +802,8 @@ static int mrct_qp_create(struct mrct_ctx *ctx, void __user *uarg)
 	    req.max_inline > MRCT_QP_MAX_INLINE)
 		return -EINVAL;
 
-	mutex_lock(&ctx->lock);
-	err = mrct_qp_create_locked(ctx, &req);
-	mutex_unlock(&ctx->lock);
-	if (err)
-		return err;
-
 	/* On a fault the pair stays until the file is closed. */
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return 0;
+	return mrct_call_locked(ctx, mrct_qp_create_locked, &req, uarg);
 }
 
 static int mrct_qp_destroy(struct mrct_ctx *ctx, void __user *uarg)

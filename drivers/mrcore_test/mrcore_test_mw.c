@@ -147,23 +147,14 @@ static int mrct_mw_alloc_locked(struct mrct_ctx *ctx,
 static int mrct_mw_alloc(struct mrct_ctx *ctx, void __user *uarg)
 {
 	struct mrct_mw_alloc req;
-	int err;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
 	if (req.pd >= MRCT_NUM_PDS)
 		return -EINVAL;
 
-	mutex_lock(&ctx->lock);
-	err = mrct_mw_alloc_locked(ctx, &req);
-	mutex_unlock(&ctx->lock);
-	if (err)
-		return err;
-
 	/* On a fault the window stays until the file is closed. */
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return 0;
+	return mrct_call_locked(ctx, mrct_mw_alloc_locked, &req, uarg);
 }
 
 static int mrct_mw_dealloc(struct mrct_ctx *ctx, void __user *uarg)
@@ -321,7 +312,6 @@ static int mrct_mw_bind_wr_locked(struct mrct_ctx *ctx,
 static int mrct_mw_bind_wr(struct mrct_ctx *ctx, void __user *uarg)
 {
 	struct mrct_mw_bind_wr req;
-	int err;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
@@ -335,14 +325,7 @@ static int mrct_mw_bind_wr(struct mrct_ctx *ctx, void __user *uarg)
 	req.qp_state[0] = MRCT_QPS_UNKNOWN;
 	req.qp_state[1] = MRCT_QPS_UNKNOWN;
 
-	mutex_lock(&ctx->lock);
-	err = mrct_mw_bind_wr_locked(ctx, &req);
-	mutex_unlock(&ctx->lock);
-	if (err)
-		return err;
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return 0;
+	return mrct_call_locked(ctx, mrct_mw_bind_wr_locked, &req, uarg);
 }
 
 /* Indirect keys ------------------------------------------------------- */
@@ -536,23 +519,14 @@ static int mrct_gaps_alloc_locked(struct mrct_ctx *ctx,
 static int mrct_gaps_alloc(struct mrct_ctx *ctx, void __user *uarg)
 {
 	struct mrct_gaps_alloc req;
-	int err;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
 	if (req.pd >= MRCT_NUM_PDS)
 		return -EINVAL;
 
-	mutex_lock(&ctx->lock);
-	err = mrct_gaps_alloc_locked(ctx, &req);
-	mutex_unlock(&ctx->lock);
-	if (err)
-		return err;
-
 	/* On a fault the MR stays until the file is closed. */
-	if (copy_to_user(uarg, &req, sizeof(req)))
-		return -EFAULT;
-	return 0;
+	return mrct_call_locked(ctx, mrct_gaps_alloc_locked, &req, uarg);
 }
 
 static int mrct_gaps_free(struct mrct_ctx *ctx, void __user *uarg)
