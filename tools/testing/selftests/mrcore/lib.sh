@@ -64,8 +64,9 @@ builtin_module() {
 	grep -q "/$1.ko" "/lib/modules/$(uname -r)/modules.builtin" 2>/dev/null
 }
 
-# Load mrcore and vhca: our out-of-tree builds when present, else the
-# kernel's own (the debug kernel builds them in-tree).
+# load_mrcore [PARAM=VALUE...]: load mrcore and vhca, our out-of-tree
+# builds when present, else the kernel's own (the debug kernel builds them
+# in-tree); the arguments are vhca's module parameters (max_mkeys=4096).
 load_mrcore() {
 	# insmod resolves nothing: bring in vhca's distro dependencies first.
 	modprobe ib_core || return 1
@@ -75,9 +76,9 @@ load_mrcore() {
 		modprobe mrcore || return 1
 	fi
 	if [ -f $MRC_KO/vhca.ko ]; then
-		insmod $MRC_KO/vhca.ko
+		insmod $MRC_KO/vhca.ko "$@"
 	else
-		modprobe vhca
+		modprobe vhca "$@"
 	fi
 }
 
