@@ -9,13 +9,16 @@
  * mapping), the batch unmap's single fence, deallocation.
  *
  * mrcore_fmr_pool: creation and its unwinding, cache hits that write
- * nothing to the device, misses, LRU reuse, exhaustion, max_remaps and the
+ * nothing to the device, misses, LRU and second-chance reuse, parked
+ * FMRs coming back, concurrent users, exhaustion, max_remaps and the
  * dirty list, the watermark waking the flush worker, explicit flushes,
  * strict pools, misuse and destruction.
  */
 #include <kunit/test.h>
 #include <linux/completion.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
+#include <linux/prandom.h>
 #include <linux/sizes.h>
 #include <linux/string.h>
 #include <rdma/mrcore_fmr.h>
@@ -1136,6 +1139,239 @@ static void mrc_fmr_pool_misuse(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, pool_unmap(test, a), 0);
 }
 
+/* A hit spares its FMR from the next miss once (second chance). */
+static void mrc_fmr_pool_hit_spares_from_miss(struct kunit *test)
+{
+	struct mrc_mr *a, *b, *c;
+
+	fmr_pool(test, 2, FMR_MAPS, 2, MRC_FMR_POOL_CACHE);
+	a = pool_map_a(test, FMR_IOVA);
+	KUNIT_ASSERT_EQ(test, pool_unmap(test, a), 0);
+	b = pool_map_a(test, 0x10200);
+	KUNIT_ASSERT_EQ(test, pool_unmap(test, b), 0);
+	/* A was used longest ago, but is hit now. */
+	KUNIT_ASSERT_PTR_EQ(test, pool_map_a(test, FMR_IOVA), a);
+	KUNIT_ASSERT_EQ(test, pool_unmap(test, a), 0);
+
+	c = pool_map_a(test, 0x20200);
+	KUNIT_EXPECT_PTR_EQ(test, c, b);
+	/* A is still cached: a hit, nothing written. */
+	KUNIT_EXPECT_PTR_EQ(test, pool_map_a(test, FMR_IOVA), a);
+	KUNIT_EXPECT_EQ(test, pool_stats(test).hits, 2ULL);
+	KUNIT_ASSERT_EQ(test, pool_unmap(test, a), 0);
+	KUNIT_ASSERT_EQ(test, pool_unmap(test, c), 0);
+}
+
+/*
+ * A miss parks an FMR in use off the free list; its last unmap puts it
+ * back, so a later miss can take it.
+ */
+static void mrc_fmr_pool_parked_comes_back(struct kunit *test)
+{
+	struct mrc_mr *a, *b, *c;
+
+	fmr_pool(test, 2, FMR_MAPS, 2, MRC_FMR_POOL_CACHE);
+	a = pool_map_a(test, FMR_IOVA);
+	b = pool_map_a(test, 0x10200);
+	/* Both in use: the miss parks both and fails. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(pool_map(test, fmr_pages, FMR_NP,
+					       0x20200)), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, pool_stats(test).in_use, 2U);
+	KUNIT_EXPECT_EQ(test, pool_stats(test).free, 0U);
+
+	/* B's last user goes: back on the list, the miss takes it. */
+	KUNIT_ASSERT_EQ(test, pool_unmap(test, b), 0);
+	KUNIT_EXPECT_EQ(test, pool_stats(test).free, 1U);
+	c = pool_map_a(test, 0x20200);
+	KUNIT_EXPECT_PTR_EQ(test, c, b);
+	KUNIT_ASSERT_EQ(test, pool_unmap(test, c), 0);
+	KUNIT_ASSERT_EQ(test, pool_unmap(test, a), 0);
+
+	/* Both came back: two misses in a row find two free FMRs. */
+	a = pool_map_a(test, 0x30200);
+	b = pool_map_a(test, 0x40200);
+	KUNIT_EXPECT_PTR_NE(test, a, b);
+	KUNIT_EXPECT_EQ(test, pool_stats(test).in_use, 2U);
+	KUNIT_ASSERT_EQ(test, pool_unmap(test, a), 0);
+	KUNIT_ASSERT_EQ(test, pool_unmap(test, b), 0);
+	KUNIT_EXPECT_EQ(test, pool_stats(test).free, 2U);
+}
+
+#define FMR_RACE_THREADS	2
+#define FMR_RACE_ITERS		2000
+#define FMR_RACE_IOVAS		5	/* more than the pool holds */
+#define FMR_RACE_HOLD		2	/* maps a thread holds at once */
+
+struct fmr_race;
+
+/**
+ * struct fmr_racer - one thread of mrc_fmr_pool_concurrent_users
+ * @race: the race
+ * @task: the thread
+ * @done: completed when it has given everything back
+ * @rnd: its random state
+ * @held: the maps it holds, and their iovas in @iova
+ * @iova: see @held
+ * @maps: successful maps
+ * @again: -EAGAIN answers (each followed by a flush)
+ * @wrong: maps whose FMR was not mapped at the iova asked for
+ * @errors: other failures
+ */
+struct fmr_racer {
+	struct fmr_race *race;
+	struct task_struct *task;
+	struct completion done;
+	struct rnd_state rnd;
+	struct mrc_mr *held[FMR_RACE_HOLD];
+	u64 iova[FMR_RACE_HOLD];
+	unsigned int maps, again, wrong, errors;
+};
+
+struct fmr_race {
+	struct fmr_test_ctx *ctx;
+	struct completion go;
+	struct fmr_racer r[FMR_RACE_THREADS];
+};
+
+/* Map @iova into slot @i; the key must be VALID over it while held. */
+static void fmr_racer_map(struct fmr_racer *w, unsigned int i, u64 iova)
+{
+	struct fmr_test_ctx *ctx = w->race->ctx;
+	const struct mrc_mkey_ctx *c;
+	struct mrc_mr *mr;
+
+	mr = mrc_fmr_pool_map_phys(ctx->pool, fmr_pages, FMR_NP, iova);
+	if (PTR_ERR_OR_ZERO(mr) == -EAGAIN) {
+		w->again++;
+		if (mrc_flush_fmr_pool(ctx->pool))
+			w->errors++;
+		return;
+	}
+	if (IS_ERR(mr)) {
+		w->errors++;
+		return;
+	}
+	w->maps++;
+	c = fake_hw_ctx(ctx->hw, mr->key);
+	if (mr->iova != iova || c->key != mr->key ||
+	    c->state != MRC_MKEY_VALID || c->iova != iova)
+		w->wrong++;
+	w->held[i] = mr;
+	w->iova[i] = iova;
+}
+
+static void fmr_racer_unmap(struct fmr_racer *w, unsigned int i)
+{
+	if (mrc_fmr_pool_unmap(w->held[i]))
+		w->errors++;
+	w->held[i] = NULL;
+}
+
+static int fmr_racer_fn(void *arg)
+{
+	struct fmr_racer *w = arg;
+	unsigned int n, i;
+	u32 r;
+
+	wait_for_completion(&w->race->go);
+	for (n = 0; n < FMR_RACE_ITERS; n++) {
+		r = prandom_u32_state(&w->rnd);
+		i = r % FMR_RACE_HOLD;
+		if (w->held[i])
+			fmr_racer_unmap(w, i);
+		else
+			fmr_racer_map(w, i, 0x10200 + (u64)((r >> 8) %
+						FMR_RACE_IOVAS) * SZ_64K);
+		cond_resched();
+	}
+	for (i = 0; i < FMR_RACE_HOLD; i++)
+		if (w->held[i])
+			fmr_racer_unmap(w, i);
+	complete(&w->done);
+
+	/* Stay until kthread_stop(), so the test owns the exit. */
+	set_current_state(TASK_INTERRUPTIBLE);
+	while (!kthread_should_stop()) {
+		schedule();
+		set_current_state(TASK_INTERRUPTIBLE);
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+static const u32 fmr_race_flags[] = {
+	MRC_FMR_POOL_CACHE,
+	MRC_FMR_POOL_CACHE | MRC_FMR_POOL_STRICT,
+};
+
+static void fmr_race_desc(const u32 *flags, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s",
+		 *flags & MRC_FMR_POOL_STRICT ? "strict" : "cached");
+}
+
+KUNIT_ARRAY_PARAM(fmr_race, fmr_race_flags, fmr_race_desc);
+
+/*
+ * Threads hit, miss, unmap and flush one small pool at once: every map
+ * returns an FMR mapped at the iova asked for, nothing fails but with
+ * -EAGAIN, nothing is misused, and in the end the counts add up and
+ * every FMR is free or dirty.
+ */
+static void mrc_fmr_pool_concurrent_users(struct kunit *test)
+{
+	const u32 *flags = test->param_value;
+	struct fmr_test_ctx *ctx = test->priv;
+	unsigned int i, started, maps = 0;
+	s64 misuse0 = atomic64_read(&ctx->mdev->stats_misuse);
+	struct mrc_fmr_pool_stats st;
+	struct fmr_race *race;
+
+	fmr_pool(test, 3, FMR_MAPS, 2, *flags);
+	race = kunit_kzalloc(test, sizeof(*race), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, race);
+	race->ctx = ctx;
+	init_completion(&race->go);
+	for (started = 0; started < FMR_RACE_THREADS; started++) {
+		struct fmr_racer *w = &race->r[started];
+
+		w->race = race;
+		prandom_seed_state(&w->rnd, fake_hw_random_seed() + started);
+		init_completion(&w->done);
+		w->task = kthread_run(fmr_racer_fn, w, "mrc_fmr_race_%u",
+				      started);
+		if (IS_ERR(w->task))
+			break;
+	}
+	complete_all(&race->go);
+	for (i = 0; i < started; i++) {
+		struct fmr_racer *w = &race->r[i];
+
+		wait_for_completion(&w->done);
+		kthread_stop(w->task);
+		KUNIT_EXPECT_EQ(test, w->errors, 0U);
+		KUNIT_EXPECT_EQ(test, w->wrong, 0U);
+		maps += w->maps;
+	}
+	KUNIT_ASSERT_EQ(test, started, FMR_RACE_THREADS);
+
+	/* A worker flush running now would own the dirty ones: flush. */
+	KUNIT_ASSERT_EQ(test, mrc_flush_fmr_pool(ctx->pool), 0);
+	st = pool_stats(test);
+	KUNIT_EXPECT_EQ(test, st.hits + st.misses, (u64)maps);
+	KUNIT_EXPECT_GT(test, st.hits, 0ULL);
+	KUNIT_EXPECT_GT(test, st.misses, 0ULL);
+	KUNIT_EXPECT_EQ(test, st.in_use, 0U);
+	KUNIT_EXPECT_EQ(test, st.free, 3U);
+	KUNIT_EXPECT_EQ(test, st.dirty, 0U);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&ctx->mdev->stats_misuse),
+			misuse0);
+	/* Every FMR can still be taken: three misses in a row. */
+	for (i = 0; i < 3; i++)
+		pool_map_a(test, 0x800200 + i * SZ_64K);
+	KUNIT_EXPECT_EQ(test, pool_stats(test).in_use, 3U);
+}
+
 static void mrc_destroy_fmr_pool_busy_then_invalid(struct kunit *test)
 {
 	struct fmr_test_ctx *ctx = test->priv;
@@ -1250,6 +1486,9 @@ static struct kunit_case fmr_pool_test_cases[] = {
 	KUNIT_CASE(mrc_fmr_pool_map_phys_miss),
 	KUNIT_CASE(mrc_fmr_pool_map_phys_cache_off),
 	KUNIT_CASE(mrc_fmr_pool_map_phys_lru_remap),
+	KUNIT_CASE(mrc_fmr_pool_hit_spares_from_miss),
+	KUNIT_CASE(mrc_fmr_pool_parked_comes_back),
+	KUNIT_CASE_PARAM(mrc_fmr_pool_concurrent_users, fmr_race_gen_params),
 	KUNIT_CASE(mrc_fmr_pool_map_phys_exhausted),
 	KUNIT_CASE(mrc_fmr_pool_map_phys_bad_list),
 	KUNIT_CASE(mrc_fmr_pool_map_phys_write_fails),

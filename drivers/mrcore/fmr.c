@@ -19,9 +19,9 @@
  * list of FMRs is unmapped with one fence for the whole batch.
  *
  * A pool owns a fixed set of FMRs and, with its cache on, finds a mapping
- * of the same page list and iova by hash: such a hit takes a reference
- * and writes nothing to the device. The last unmap leaves the FMR mapped
- * on the free list, still in the cache, unless it has been remapped
+ * of the same page list and iova by hash: such a hit takes a user and
+ * writes nothing to the device. The last unmap leaves the FMR mapped on
+ * the free list, still in the cache, unless it has been remapped
  * max_remaps times (the dirty list) or the pool is strict (unmapped on
  * the spot). A flush unmaps the dirty FMRs in one batch (an explicit one
  * also every free FMR still mapped); the dirty watermark queues it on
@@ -29,22 +29,35 @@
  * usable on the device through its last key: that is the trade-off
  * Documentation/mrcore/fmr.rst describes.
  *
+ * A hit and a non-strict unmap take no lock: the hit finds the FMR under
+ * RCU and takes a user with atomic_inc_unless_negative() on its user
+ * count, which is MRC_FMR_OWNED while the pool owns the FMR (a miss
+ * takes a free one by moving the count from 0 to that, under the pool's
+ * lock); the unmap drops the count. The free list therefore also holds
+ * FMRs in use: a miss parks those it meets off the list, and only their
+ * last unmap then takes the lock, to put them back.
+ *
  * Locking: the FMR's mutex (mrc_mr.lock) serialises its maps, unmaps and
- * deallocation; a pool's spinlock protects its lists, cache and counters
- * and is never held across a device write; the pool's flush_sem is held
- * for writing by a flush and for reading around the device writes of a
- * miss and of a strict unmap, so a flush also waits for those.
+ * deallocation; a pool's spinlock protects its lists, the writers of its
+ * cache and its counters and is never held across a device write; the
+ * pool's flush_sem is held for writing by a flush and for reading around
+ * the device writes of a miss and of a strict unmap, so a flush also
+ * waits for those.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/export.h>
+#include <linux/hash.h>
 #include <linux/hashtable.h>
-#include <linux/jhash.h>
 #include <linux/list.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
+#include <linux/percpu.h>
+#include <linux/rculist.h>
+#include <linux/rcupdate.h>
 #include <linux/rwsem.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -68,6 +81,8 @@
 #define MRC_FMR_CHUNK		32
 /* Buckets of a pool's cache: 2^8. */
 #define MRC_FMR_HASH_BITS	8
+/* mrc_fmr.users of a pool FMR the pool owns: no hit may take it. */
+#define MRC_FMR_OWNED		(-1)
 
 /**
  * struct mrc_fmr - an FMR
@@ -81,19 +96,27 @@
  *	FREE or VALID; under @mr.lock
  * @table: the table (0 or 1) the VALID context uses; under @mr.lock
  * @pool: the pool that owns the FMR, or NULL
- * @list: on the pool's free or dirty list, or a flush's batch; off any
- *	list while in use
+ * @list: on the pool's free list (with or without users), its dirty list
+ *	or a flush's batch; off every list while owned by a miss or strict
+ *	unmap, or parked
  * @node: in the pool's cache while @cached
  * @cached: in the pool's cache, with @pages, @npages and @iova its key
- * @ref_count: users of the pool FMR
+ * @users: users of the pool FMR (taken and dropped without the pool's
+ *	lock), or MRC_FMR_OWNED while the pool owns it: a miss mapping it,
+ *	a flush or strict unmap unmapping it, or on the dirty list
+ * @hot: hit since the last miss passed it on the free list
+ * @parked: taken off the free list in use by a miss; the last user puts
+ *	it back
+ * @retire: mapped max_remaps times: the last user sends it to the dirty
+ *	list
  * @remaps: maps since the pool last unmapped the FMR on the device
  * @pages: the page list of the cached mapping (max_pages entries)
  * @npages: its length
  * @iova: its iova
  *
- * The pool fields (@list to @iova) are under the pool's lock, except
- * while the FMR is owned by one thread off every list and out of the
- * cache (a miss mapping it, a flush or strict unmap unmapping it).
+ * The pool fields but @users and @hot are under the pool's lock; @remaps,
+ * @retire and the key (@pages, @npages, @iova) change only while the pool
+ * owns the FMR, so a user or a hit holding @users reads them as they were.
  */
 struct mrc_fmr {
 	struct mrc_mr mr;
@@ -107,7 +130,10 @@ struct mrc_fmr {
 	struct list_head list;
 	struct hlist_node node;
 	bool cached;
-	u32 ref_count;
+	atomic_t users;
+	bool hot;
+	bool parked;
+	bool retire;
 	u32 remaps;
 	u64 *pages;
 	u32 npages;
@@ -668,34 +694,35 @@ EXPORT_SYMBOL_GPL(mrc_dealloc_fmr);
  * @param: the creation parameters
  * @fmrs: every FMR of the pool, @param.pool_size of them
  * @batch: a flush's list for mrc_fmr_unmap_batch(), under @flush_sem
- * @lock: protects @free_list, @dirty_list, @cache, the counters, @stats
- *	and the FMRs' pool fields
- * @free_list: FMRs without users: least recently unmapped first, except
- *	that unmapped ones go first; mapped ones are in @cache
+ * @lock: protects @free_list, @dirty_list, @nr_dirty, @cache's chains (for
+ *	writers), @stats and the FMRs' pool fields but @users and @hot
+ * @free_list: FMRs nobody owns, in second-chance order: a miss takes the
+ *	first that has no users and was not hit since the last miss passed
+ *	it; unmapped FMRs go first. FMRs in use stay on it until a miss
+ *	meets them, which parks them off it until their last user goes
  * @dirty_list: FMRs without users that were remapped @param.max_remaps
- *	times: mapped, not in @cache, waiting for a flush
- * @nr_free: entries of @free_list
+ *	times: mapped, not in @cache, owned by the pool until a flush
  * @nr_dirty: entries of @dirty_list
- * @in_use: FMRs with users (or being mapped for one)
- * @cache: mapped FMRs by hash of page list and iova
+ * @cache: mapped FMRs by hash of page list and iova; RCU for readers
+ * @hits: cache hits, per CPU (a hit takes no lock)
  * @flush_sem: held for writing by a flush; for reading around the device
  *	writes of a miss and of a strict unmap, so that a flush waits for
  *	them
  * @flush_work: the flush worker, on system_unbound_wq
- * @stats: counters; the gauges are filled in by mrc_fmr_pool_get_stats()
+ * @stats: counters but hits; the gauges are filled in by
+ *	mrc_fmr_pool_get_stats()
  */
 struct mrc_fmr_pool {
 	struct mrc_pd *pd;
 	struct mrc_fmr_pool_param param;
 	struct mrc_fmr **fmrs;
 	struct mrc_mr **batch;
-	spinlock_t lock;	/* protects the lists, cache, counters, stats */
+	spinlock_t lock;	/* protects the lists, cache chains, stats */
 	struct list_head free_list;
 	struct list_head dirty_list;
-	u32 nr_free;
 	u32 nr_dirty;
-	u32 in_use;
 	DECLARE_HASHTABLE(cache, MRC_FMR_HASH_BITS);
+	u64 __percpu *hits;
 	struct rw_semaphore flush_sem;
 	struct work_struct flush_work;
 	struct mrc_fmr_pool_stats stats;
@@ -706,37 +733,103 @@ static bool mrc_fmr_pool_cache_on(const struct mrc_fmr_pool *pool)
 	return pool->param.flags & MRC_FMR_POOL_CACHE;
 }
 
-static u32 mrc_fmr_hash(const u64 *pages, u32 npages, u64 iova)
+static bool mrc_fmr_pool_strict(const struct mrc_fmr_pool *pool)
 {
-	u32 seed = jhash_2words(lower_32_bits(iova), upper_32_bits(iova), 0);
-
-	return jhash2((const u32 *)pages, npages * 2, seed);
+	return pool->param.flags & MRC_FMR_POOL_STRICT;
 }
 
-/* Out of the cache, if in it. */
+/*
+ * The cache's hash of a page list and iova: one multiply per page. Page
+ * addresses have their low bits clear, so the high half is the hash.
+ */
+static u32 mrc_fmr_hash(const u64 *pages, u32 npages, u64 iova)
+{
+	u64 h = iova ^ npages;
+	u32 i;
+
+	for (i = 0; i < npages; i++)
+		h = (h ^ pages[i]) * GOLDEN_RATIO_64;
+	return upper_32_bits(h);
+}
+
+/* Whether the FMR's cached mapping is this page list and iova. */
+static bool mrc_fmr_same(const struct mrc_fmr *fmr, const u64 *pages,
+			 u32 npages, u64 iova)
+{
+	return READ_ONCE(fmr->iova) == iova &&
+	       READ_ONCE(fmr->npages) == npages &&
+	       !memcmp(fmr->pages, pages, npages * sizeof(*pages));
+}
+
+/* Out of the cache, if in it; readers may still be on its node. */
 static void mrc_fmr_uncache(struct mrc_fmr_pool *pool, struct mrc_fmr *fmr)
 {
 	lockdep_assert_held(&pool->lock);
 
 	if (fmr->cached) {
-		hash_del(&fmr->node);
-		fmr->cached = false;
+		hash_del_rcu(&fmr->node);
+		WRITE_ONCE(fmr->cached, false);
 	}
 }
 
-/* The mapped FMR of @pool with this page list and iova, or NULL. */
-static struct mrc_fmr *mrc_fmr_cache_find(struct mrc_fmr_pool *pool,
-					  u32 hash, const u64 *pages,
-					  u32 npages, u64 iova)
+/* Back on the free list with no users, after the pool owned it. */
+static void mrc_fmr_pool_free_one(struct mrc_fmr_pool *pool,
+				  struct mrc_fmr *fmr)
 {
-	struct mrc_fmr *fmr;
-
 	lockdep_assert_held(&pool->lock);
 
-	hash_for_each_possible(pool->cache, fmr, node, hash)
-		if (fmr->iova == iova && fmr->npages == npages &&
-		    !memcmp(fmr->pages, pages, npages * sizeof(*pages)))
+	/* First: a miss takes it before any mapped one. */
+	list_add(&fmr->list, &pool->free_list);
+	/* Pairs with the atomics of a hit or a miss that takes it next. */
+	atomic_set_release(&fmr->users, 0);
+}
+
+/* Owned by the pool on the dirty list; a flush unmaps it. */
+static void mrc_fmr_pool_dirty_one(struct mrc_fmr_pool *pool,
+				   struct mrc_fmr *fmr)
+{
+	lockdep_assert_held(&pool->lock);
+
+	list_add_tail(&fmr->list, &pool->dirty_list);
+	if (++pool->nr_dirty >= pool->param.dirty_watermark)
+		queue_work(system_unbound_wq, &pool->flush_work);
+}
+
+static int mrc_fmr_pool_put(struct mrc_fmr_pool *pool, struct mrc_fmr *fmr);
+
+/*
+ * A hit: the mapped FMR with this page list and iova, with one more
+ * user; NULL if none is cached. Lock-free: the FMR is found under RCU and
+ * taken by incrementing @users unless the pool owns it (negative). A
+ * miss may have taken it and mapped it again between the compare and the
+ * increment, so the key is compared again once the FMR cannot change.
+ */
+static struct mrc_fmr *mrc_fmr_cache_get(struct mrc_fmr_pool *pool,
+					 u32 hash, const u64 *pages,
+					 u32 npages, u64 iova)
+{
+	struct mrc_fmr *fmr, *stale = NULL;
+
+	rcu_read_lock();
+	hash_for_each_possible_rcu(pool->cache, fmr, node, hash) {
+		if (!mrc_fmr_same(fmr, pages, npages, iova) ||
+		    !atomic_inc_unless_negative(&fmr->users))
+			continue;
+		if (READ_ONCE(fmr->cached) &&
+		    mrc_fmr_same(fmr, pages, npages, iova)) {
+			rcu_read_unlock();
+			if (!READ_ONCE(fmr->hot))
+				WRITE_ONCE(fmr->hot, true);
+			this_cpu_inc(*pool->hits);
 			return fmr;
+		}
+		stale = fmr;
+		break;
+	}
+	rcu_read_unlock();
+	/* Lost a race with a miss: give it back, and miss too. */
+	if (stale)
+		mrc_fmr_pool_put(pool, stale);
 	return NULL;
 }
 
@@ -753,10 +846,11 @@ static unsigned int mrc_fmr_pool_collect(struct mrc_fmr_pool *pool, bool all,
 	pool->nr_dirty = 0;
 	if (all) {
 		list_for_each_entry_safe(fmr, tmp, &pool->free_list, list) {
-			if (!fmr->remaps)
+			/* Not mapped, or in use: left alone. */
+			if (!fmr->remaps ||
+			    atomic_cmpxchg(&fmr->users, 0, MRC_FMR_OWNED))
 				continue;
 			list_move_tail(&fmr->list, batch);
-			pool->nr_free--;
 		}
 	}
 	list_for_each_entry(fmr, batch, list) {
@@ -778,15 +872,18 @@ static void mrc_fmr_pool_putback(struct mrc_fmr_pool *pool,
 	lockdep_assert_held(&pool->lock);
 
 	list_for_each_entry_safe(fmr, tmp, batch, list) {
+		list_del(&fmr->list);
 		/* Owned by the flush: no map or unmap runs on it. */
 		if (fmr->state == MRC_MKEY_VALID) {
-			list_move_tail(&fmr->list, &pool->dirty_list);
+			/* No wake-up: the next flush or watermark retries. */
+			list_add_tail(&fmr->list, &pool->dirty_list);
 			pool->nr_dirty++;
 			continue;
 		}
 		fmr->remaps = 0;
-		list_move(&fmr->list, &pool->free_list);
-		pool->nr_free++;
+		fmr->retire = false;
+		WRITE_ONCE(fmr->hot, false);
+		mrc_fmr_pool_free_one(pool, fmr);
 		pool->stats.flushed++;
 	}
 }
@@ -874,7 +971,6 @@ static int mrc_fmr_pool_add(struct mrc_fmr_pool *pool, u32 i,
 	fmr->pages = pages;
 	pool->fmrs[i] = fmr;
 	list_add_tail(&fmr->list, &pool->free_list);
-	pool->nr_free++;
 	return 0;
 }
 
@@ -894,6 +990,7 @@ static int mrc_fmr_pool_free_fmrs(struct mrc_fmr_pool *pool, u32 n)
 
 static void mrc_fmr_pool_free(struct mrc_fmr_pool *pool)
 {
+	free_percpu(pool->hits);
 	kvfree(pool->batch);
 	kvfree(pool->fmrs);
 	kfree(pool);
@@ -941,7 +1038,8 @@ struct mrc_fmr_pool *mrc_create_fmr_pool(struct mrc_pd *pd,
 			      GFP_KERNEL);
 	pool->batch = kvcalloc(param->pool_size, sizeof(*pool->batch),
 			       GFP_KERNEL);
-	if (!pool->fmrs || !pool->batch) {
+	pool->hits = alloc_percpu(u64);
+	if (!pool->fmrs || !pool->batch || !pool->hits) {
 		ret = -ENOMEM;
 		goto out_free_pool;
 	}
@@ -964,6 +1062,16 @@ out_free_pool:
 }
 EXPORT_SYMBOL_GPL(mrc_create_fmr_pool);
 
+/* FMRs of @pool with users now. */
+static u32 mrc_fmr_pool_in_use(struct mrc_fmr_pool *pool)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < pool->param.pool_size; i++)
+		n += atomic_read(&pool->fmrs[i]->users) > 0;
+	return n;
+}
+
 /**
  * mrc_destroy_fmr_pool - free a pool and its FMRs
  * @pool: from mrc_create_fmr_pool(); no FMR of it may be in use and no
@@ -981,13 +1089,9 @@ EXPORT_SYMBOL_GPL(mrc_create_fmr_pool);
  */
 int mrc_destroy_fmr_pool(struct mrc_fmr_pool *pool)
 {
-	u32 in_use;
 	int ret;
 
-	spin_lock_irq(&pool->lock);
-	in_use = pool->in_use;
-	spin_unlock_irq(&pool->lock);
-	if (in_use)
+	if (mrc_fmr_pool_in_use(pool))
 		return -EBUSY;
 
 	cancel_work_sync(&pool->flush_work);
@@ -997,43 +1101,61 @@ int mrc_destroy_fmr_pool(struct mrc_fmr_pool *pool)
 }
 EXPORT_SYMBOL_GPL(mrc_destroy_fmr_pool);
 
-/* Take a reference on a cached FMR; off the free list for its first. */
-static void mrc_fmr_pool_hold(struct mrc_fmr_pool *pool, struct mrc_fmr *fmr)
-{
-	lockdep_assert_held(&pool->lock);
-
-	if (!fmr->ref_count++) {
-		list_del_init(&fmr->list);
-		pool->nr_free--;
-		pool->in_use++;
-	}
-	pool->stats.hits++;
-}
-
-/* A free FMR for a miss, owned by the caller; NULL if there is none. */
+/*
+ * A free FMR for a miss, owned by the caller (@users MRC_FMR_OWNED), off
+ * the free list and the cache; NULL if there is none. Second chance: an
+ * FMR hit since the last miss passed it goes to the tail once; one in use
+ * is parked off the list (its last user puts it back), so every step
+ * takes, parks or spares an FMR and a pool in use is not scanned again.
+ */
 static struct mrc_fmr *mrc_fmr_pool_take(struct mrc_fmr_pool *pool)
 {
+	u32 steps = 2 * pool->param.pool_size;
 	struct mrc_fmr *fmr;
 
 	lockdep_assert_held(&pool->lock);
 
-	fmr = list_first_entry_or_null(&pool->free_list, struct mrc_fmr, list);
-	if (!fmr) {
-		pool->stats.exhausted++;
-		/* Dirty FMRs below the watermark: a flush frees them. */
-		if (pool->nr_dirty)
-			queue_work(system_unbound_wq, &pool->flush_work);
-		return NULL;
+	while (steps--) {
+		fmr = list_first_entry_or_null(&pool->free_list,
+					       struct mrc_fmr, list);
+		if (!fmr)
+			break;
+		if (atomic_read(&fmr->users) > 0) {
+			list_del_init(&fmr->list);
+			fmr->parked = true;
+			/* Pairs with mrc_fmr_pool_put(): users, then parked. */
+			smp_mb();
+			if (!atomic_read(&fmr->users)) {
+				fmr->parked = false;
+				list_add_tail(&fmr->list, &pool->free_list);
+			}
+			continue;
+		}
+		if (!fmr->retire && READ_ONCE(fmr->hot)) {
+			WRITE_ONCE(fmr->hot, false);
+			list_move_tail(&fmr->list, &pool->free_list);
+			continue;
+		}
+		/* A hit may take it first: then it is in use. */
+		if (atomic_cmpxchg(&fmr->users, 0, MRC_FMR_OWNED))
+			continue;
+		list_del_init(&fmr->list);
+		mrc_fmr_uncache(pool, fmr);
+		/* Its last user's release did not get it yet: no more maps. */
+		if (fmr->retire) {
+			mrc_fmr_pool_dirty_one(pool, fmr);
+			continue;
+		}
+		return fmr;
 	}
-	list_del_init(&fmr->list);
-	pool->nr_free--;
-	pool->in_use++;
-	fmr->ref_count = 1;
-	mrc_fmr_uncache(pool, fmr);
-	return fmr;
+	pool->stats.exhausted++;
+	/* Dirty FMRs below the watermark: a flush frees them. */
+	if (pool->nr_dirty)
+		queue_work(system_unbound_wq, &pool->flush_work);
+	return NULL;
 }
 
-/* A miss: map the least recently unmapped free FMR. */
+/* A miss: map a free FMR, the one that was not used for longest. */
 static struct mrc_mr *mrc_fmr_pool_miss(struct mrc_fmr_pool *pool,
 					const u64 *pages, u32 npages,
 					u64 iova, u32 hash)
@@ -1051,28 +1173,31 @@ static struct mrc_mr *mrc_fmr_pool_miss(struct mrc_fmr_pool *pool,
 		return ERR_PTR(-EAGAIN);
 	}
 
+	/* Owned and uncached: a hit may still compare these, not take it. */
 	ret = mrc_fmr_map(fmr, pages, npages, iova);
 	if (!ret && cache) {
 		memcpy(fmr->pages, pages, npages * sizeof(*pages));
-		fmr->npages = npages;
-		fmr->iova = iova;
+		WRITE_ONCE(fmr->npages, npages);
+		WRITE_ONCE(fmr->iova, iova);
 	}
 
 	spin_lock_irq(&pool->lock);
 	if (ret) {
 		/* Unchanged: still mapped as before, or not at all. */
-		fmr->ref_count = 0;
-		pool->in_use--;
-		list_add(&fmr->list, &pool->free_list);
-		pool->nr_free++;
+		mrc_fmr_pool_free_one(pool, fmr);
 	} else {
 		if (fmr->remaps++)
 			pool->stats.remaps++;
+		fmr->retire = fmr->remaps >= pool->param.max_remaps;
 		pool->stats.misses++;
 		if (cache) {
-			hash_add(pool->cache, &fmr->node, hash);
-			fmr->cached = true;
+			hash_add_rcu(pool->cache, &fmr->node, hash);
+			WRITE_ONCE(fmr->cached, true);
 		}
+		/* On the free list in use: a later miss parks it. */
+		list_add_tail(&fmr->list, &pool->free_list);
+		/* The key and mapping before the first user. */
+		atomic_set_release(&fmr->users, 1);
 	}
 	spin_unlock_irq(&pool->lock);
 	up_read(&pool->flush_sem);
@@ -1087,12 +1212,14 @@ static struct mrc_mr *mrc_fmr_pool_miss(struct mrc_fmr_pool *pool,
  * @iova: address of the first byte through the key
  *
  * With the cache on, an FMR mapped with the same @pages and @iova (in use
- * or free) is returned with one more reference, and nothing is written to
- * the device. Otherwise the free FMR unmapped least recently (one that is
- * not mapped at all first) is mapped, replacing its cached mapping; its
- * key changes, so the key of that mapping no longer works. The caller
- * reads the key, iova and length from the returned MR and gives the MR
- * back with mrc_fmr_pool_unmap() once per successful call.
+ * or free) is returned with one more user, and nothing is written to the
+ * device nor any lock taken. Otherwise a free FMR is mapped, replacing
+ * its cached mapping (its key changes, so the key of that mapping no
+ * longer works): one that is not mapped at all first, then in
+ * second-chance order, which approximates the least recently used (one
+ * hit since the last miss looked at it is spared once). The caller reads
+ * the key, iova and length from the returned MR and gives the MR back
+ * with mrc_fmr_pool_unmap() once per successful call.
  *
  * Context: process context; may sleep (a miss writes the device, and
  * waits for a flush in progress).
@@ -1112,11 +1239,7 @@ struct mrc_mr *mrc_fmr_pool_map_phys(struct mrc_fmr_pool *pool,
 
 	if (mrc_fmr_pool_cache_on(pool)) {
 		hash = mrc_fmr_hash(pages, npages, iova);
-		spin_lock_irq(&pool->lock);
-		fmr = mrc_fmr_cache_find(pool, hash, pages, npages, iova);
-		if (fmr)
-			mrc_fmr_pool_hold(pool, fmr);
-		spin_unlock_irq(&pool->lock);
+		fmr = mrc_fmr_cache_get(pool, hash, pages, npages, iova);
 		if (fmr)
 			return &fmr->mr;
 	}
@@ -1124,61 +1247,100 @@ struct mrc_mr *mrc_fmr_pool_map_phys(struct mrc_fmr_pool *pool,
 }
 EXPORT_SYMBOL_GPL(mrc_fmr_pool_map_phys);
 
-/* A strict pool's last unmap: the FMR is unmapped before it is free. */
+/*
+ * A strict pool's FMR whose last user went: unmapped before it is free,
+ * unless a hit took it again first (its user unmaps it then).
+ */
 static int mrc_fmr_pool_strict_unmap(struct mrc_fmr_pool *pool,
 				     struct mrc_fmr *fmr)
 {
 	struct mrc_mr *mr = &fmr->mr;
-	unsigned long flags;
 	int ret;
 
 	down_read(&pool->flush_sem);
+	spin_lock_irq(&pool->lock);
+	if (atomic_cmpxchg(&fmr->users, 0, MRC_FMR_OWNED)) {
+		spin_unlock_irq(&pool->lock);
+		up_read(&pool->flush_sem);
+		return 0;
+	}
+	fmr->parked = false;
+	list_del_init(&fmr->list);
+	/* No hit finds it from now on. */
+	mrc_fmr_uncache(pool, fmr);
+	spin_unlock_irq(&pool->lock);
+
 	ret = mrc_fmr_unmap_batch(mr->mdev, &mr, 1);
-	spin_lock_irqsave(&pool->lock, flags);
+	spin_lock_irq(&pool->lock);
 	if (ret) {
 		/* Still mapped: a flush retries. */
 		list_add_tail(&fmr->list, &pool->dirty_list);
 		pool->nr_dirty++;
 	} else {
 		fmr->remaps = 0;
-		list_add(&fmr->list, &pool->free_list);
-		pool->nr_free++;
+		fmr->retire = false;
+		WRITE_ONCE(fmr->hot, false);
+		mrc_fmr_pool_free_one(pool, fmr);
 		pool->stats.strict_unmaps++;
 	}
-	spin_unlock_irqrestore(&pool->lock, flags);
+	spin_unlock_irq(&pool->lock);
 	up_read(&pool->flush_sem);
 	return ret;
 }
 
-/* Where a non-strict pool's FMR goes when its last user unmaps it. */
+/*
+ * A non-strict pool's FMR whose last user went, when it is parked or
+ * must retire: parked, it goes back to the tail of the free list; mapped
+ * max_remaps times, the pool takes it for the dirty list (unless a hit
+ * took it again first), out of the cache, and the flush worker is queued
+ * at the watermark.
+ */
 static void mrc_fmr_pool_release(struct mrc_fmr_pool *pool,
 				 struct mrc_fmr *fmr)
 {
-	lockdep_assert_held(&pool->lock);
+	unsigned long flags;
 
-	if (fmr->remaps < pool->param.max_remaps) {
-		/* Still mapped and cached: the next hit writes nothing. */
+	spin_lock_irqsave(&pool->lock, flags);
+	if (fmr->parked) {
+		fmr->parked = false;
 		list_add_tail(&fmr->list, &pool->free_list);
-		pool->nr_free++;
-		return;
 	}
-	mrc_fmr_uncache(pool, fmr);
-	list_add_tail(&fmr->list, &pool->dirty_list);
-	if (++pool->nr_dirty >= pool->param.dirty_watermark)
-		queue_work(system_unbound_wq, &pool->flush_work);
+	if (fmr->retire && !atomic_cmpxchg(&fmr->users, 0, MRC_FMR_OWNED)) {
+		list_del(&fmr->list);
+		mrc_fmr_uncache(pool, fmr);
+		mrc_fmr_pool_dirty_one(pool, fmr);
+	}
+	spin_unlock_irqrestore(&pool->lock, flags);
+}
+
+/* Drop a user; what the last one's going means. */
+static int mrc_fmr_pool_put(struct mrc_fmr_pool *pool, struct mrc_fmr *fmr)
+{
+	int users = atomic_dec_if_positive(&fmr->users);
+
+	if (mrc_misuse(fmr->mr.mdev, users < 0))
+		return -EINVAL;
+	if (users)
+		return 0;
+	if (mrc_fmr_pool_strict(pool))
+		return mrc_fmr_pool_strict_unmap(pool, fmr);
+	/* Fully ordered after the decrement: pairs with a parking miss. */
+	if (READ_ONCE(fmr->parked) || READ_ONCE(fmr->retire))
+		mrc_fmr_pool_release(pool, fmr);
+	return 0;
 }
 
 /**
  * mrc_fmr_pool_unmap - give back an FMR from mrc_fmr_pool_map_phys()
  * @mr: the FMR the map returned
  *
- * Drops one reference. When the last goes, in a non-strict pool the FMR
- * stays mapped, and usable on the device through its key, until a flush
- * or a miss that maps it again: it goes to the free list (still in the
- * cache), or, once mapped max_remaps times since its last flush, to the
- * dirty list, and the flush worker is queued when the dirty ones reach
- * the watermark. In a strict pool the FMR is unmapped on the device
- * (waiting for its accesses) before this returns.
+ * Drops one user. When the last goes, in a non-strict pool the FMR stays
+ * mapped, and usable on the device through its key, until a flush or a
+ * miss that maps it again: it stays on the free list and in the cache
+ * (no lock is taken), or, once mapped max_remaps times since its last
+ * flush, it goes to the dirty list, and the flush worker is queued when
+ * the dirty ones reach the watermark. In a strict pool the FMR is
+ * unmapped on the device (waiting for its accesses) before this returns.
  *
  * Context: any context for a non-strict pool (nothing sleeps); process
  * context for a strict one (the last unmap writes the device).
@@ -1188,36 +1350,14 @@ static void mrc_fmr_pool_release(struct mrc_fmr_pool *pool,
  */
 int mrc_fmr_pool_unmap(struct mrc_mr *mr)
 {
-	struct mrc_fmr_pool *pool;
-	unsigned long flags;
 	struct mrc_fmr *fmr;
 
 	if (!mr || mr->type != MRC_MR_FMR)
 		return -EINVAL;
 	fmr = to_mrc_fmr(mr);
-	pool = fmr->pool;
-	if (mrc_misuse(mr->mdev, !pool))
+	if (mrc_misuse(mr->mdev, !fmr->pool))
 		return -EINVAL;
-
-	spin_lock_irqsave(&pool->lock, flags);
-	if (mrc_misuse(mr->mdev, !fmr->ref_count)) {
-		spin_unlock_irqrestore(&pool->lock, flags);
-		return -EINVAL;
-	}
-	if (--fmr->ref_count) {
-		spin_unlock_irqrestore(&pool->lock, flags);
-		return 0;
-	}
-	pool->in_use--;
-	if (pool->param.flags & MRC_FMR_POOL_STRICT) {
-		/* No cache of unmapped FMRs: no hit may find it from now on. */
-		mrc_fmr_uncache(pool, fmr);
-		spin_unlock_irqrestore(&pool->lock, flags);
-		return mrc_fmr_pool_strict_unmap(pool, fmr);
-	}
-	mrc_fmr_pool_release(pool, fmr);
-	spin_unlock_irqrestore(&pool->lock, flags);
-	return 0;
+	return mrc_fmr_pool_put(fmr->pool, fmr);
 }
 EXPORT_SYMBOL_GPL(mrc_fmr_pool_unmap);
 
@@ -1253,12 +1393,20 @@ void mrc_fmr_pool_get_stats(struct mrc_fmr_pool *pool,
 			    struct mrc_fmr_pool_stats *stats)
 {
 	unsigned long flags;
+	int cpu, users;
+	u32 i;
 
 	spin_lock_irqsave(&pool->lock, flags);
 	*stats = pool->stats;
-	stats->in_use = pool->in_use;
-	stats->free = pool->nr_free;
 	stats->dirty = pool->nr_dirty;
 	spin_unlock_irqrestore(&pool->lock, flags);
+
+	for_each_possible_cpu(cpu)
+		stats->hits += *per_cpu_ptr(pool->hits, cpu);
+	for (i = 0; i < pool->param.pool_size; i++) {
+		users = atomic_read(&pool->fmrs[i]->users);
+		stats->in_use += users > 0;
+		stats->free += !users;
+	}
 }
 EXPORT_SYMBOL_GPL(mrc_fmr_pool_get_stats);
