@@ -10,7 +10,8 @@
 # Usage: selftests.sh OUTDIR
 #	(writes OUTDIR/mr_tests, OUTDIR/dp_tests, OUTDIR/frwr_tests,
 #	 OUTDIR/fmr_tests, OUTDIR/mw_tests, OUTDIR/counter_tests,
-#	 OUTDIR/keys_tests, OUTDIR/mr_bench, OUTDIR/dp_bench)
+#	 OUTDIR/keys_tests, OUTDIR/mkey_exhaust, OUTDIR/mr_bench,
+#	 OUTDIR/dp_bench)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -42,6 +43,8 @@ gcc "${cflags[@]}" -o "$out/counter_tests" \
 	"$top/tools/testing/selftests/mrcore/counter_tests.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/keys_tests" \
 	"$top/tools/testing/selftests/mrcore/keys_tests.c" "${ldflags[@]}"
+gcc "${cflags[@]}" -o "$out/mkey_exhaust" \
+	"$top/tools/testing/selftests/mrcore/mkey_exhaust.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/mr_bench" \
 	"$top/tools/testing/selftests/mrcore/mr_bench.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/dp_bench" \

@@ -739,26 +739,31 @@ static bool mrc_fmr_pool_strict(const struct mrc_fmr_pool *pool)
 }
 
 /*
- * The cache's hash of a page list and iova: one multiply per page. Page
- * addresses have their low bits clear, so the high half is the hash.
+ * The cache's hash of a page list and iova: of the iova, the first page
+ * and the length only, so that a hit costs two multiplies whatever the
+ * list's length; a lookup compares the whole list.
  */
 static u32 mrc_fmr_hash(const u64 *pages, u32 npages, u64 iova)
 {
-	u64 h = iova ^ npages;
-	u32 i;
-
-	for (i = 0; i < npages; i++)
-		h = (h ^ pages[i]) * GOLDEN_RATIO_64;
-	return upper_32_bits(h);
+	return hash_64(iova ^ (pages[0] * GOLDEN_RATIO_64) ^ npages, 32);
 }
 
-/* Whether the FMR's cached mapping is this page list and iova. */
+/*
+ * Whether the FMR's cached mapping is this page list and iova. A lookup
+ * also compares before it takes a user, while a miss may be rewriting
+ * the key: hence READ_ONCE().
+ */
 static bool mrc_fmr_same(const struct mrc_fmr *fmr, const u64 *pages,
 			 u32 npages, u64 iova)
 {
-	return READ_ONCE(fmr->iova) == iova &&
-	       READ_ONCE(fmr->npages) == npages &&
-	       !memcmp(fmr->pages, pages, npages * sizeof(*pages));
+	u32 i;
+
+	if (READ_ONCE(fmr->iova) != iova || READ_ONCE(fmr->npages) != npages)
+		return false;
+	for (i = 0; i < npages; i++)
+		if (READ_ONCE(fmr->pages[i]) != pages[i])
+			return false;
+	return true;
 }
 
 /* Out of the cache, if in it; readers may still be on its node. */
