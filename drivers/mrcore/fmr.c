@@ -29,13 +29,14 @@
  * usable on the device through its last key: that is the trade-off
  * Documentation/mrcore/fmr.rst describes.
  *
- * A hit and a non-strict unmap take no lock: the hit finds the FMR under
- * RCU and takes a user with atomic_inc_unless_negative() on its user
- * count, which is MRC_FMR_OWNED while the pool owns the FMR (a miss
- * takes a free one by moving the count from 0 to that, under the pool's
- * lock); the unmap drops the count. The free list therefore also holds
- * FMRs in use: a miss parks those it meets off the list, and only their
- * last unmap then takes the lock, to put them back.
+ * A hit and a non-strict unmap take no lock: the hit walks the cache's
+ * chain (the FMRs live as long as the pool) and takes a user with
+ * atomic_inc_unless_negative() on the FMR's user count, which is
+ * MRC_FMR_OWNED while the pool owns the FMR (a miss takes a free one by
+ * moving the count from 0 to that, under the pool's lock); the unmap
+ * drops the count. The free list therefore also holds FMRs in use: a
+ * miss parks those it meets off the list, and only their last unmap
+ * then takes the lock, to put them back.
  *
  * Locking: the FMR's mutex (mrc_mr.lock) serialises its maps, unmaps and
  * deallocation; a pool's spinlock protects its lists, the writers of its
@@ -57,7 +58,6 @@
 #include <linux/overflow.h>
 #include <linux/percpu.h>
 #include <linux/rculist.h>
-#include <linux/rcupdate.h>
 #include <linux/rwsem.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -703,7 +703,7 @@ EXPORT_SYMBOL_GPL(mrc_dealloc_fmr);
  * @dirty_list: FMRs without users that were remapped @param.max_remaps
  *	times: mapped, not in @cache, owned by the pool until a flush
  * @nr_dirty: entries of @dirty_list
- * @cache: mapped FMRs by hash of page list and iova; RCU for readers
+ * @cache: mapped FMRs by hash of page list and iova; lookups take no lock
  * @hits: cache hits, per CPU (a hit takes no lock)
  * @flush_sem: held for writing by a flush; for reading around the device
  *	writes of a miss and of a strict unmap, so that a flush waits for
@@ -748,20 +748,26 @@ static u32 mrc_fmr_hash(const u64 *pages, u32 npages, u64 iova)
 	return hash_64(iova ^ (pages[0] * GOLDEN_RATIO_64) ^ npages, 32);
 }
 
-/*
- * Whether the FMR's cached mapping is this page list and iova. A lookup
- * also compares before it takes a user, while a miss may be rewriting
- * the key: hence READ_ONCE().
- */
+/* What a lookup compares before it takes a user: what the hash covers. */
+static bool mrc_fmr_maybe_same(const struct mrc_fmr *fmr, const u64 *pages,
+			       u32 npages, u64 iova)
+{
+	/* A miss may be rewriting them: READ_ONCE(). */
+	return READ_ONCE(fmr->iova) == iova &&
+	       READ_ONCE(fmr->npages) == npages &&
+	       READ_ONCE(fmr->pages[0]) == pages[0];
+}
+
+/* Whether the cached mapping of an FMR with a user is this one. */
 static bool mrc_fmr_same(const struct mrc_fmr *fmr, const u64 *pages,
 			 u32 npages, u64 iova)
 {
 	u32 i;
 
-	if (READ_ONCE(fmr->iova) != iova || READ_ONCE(fmr->npages) != npages)
+	if (fmr->iova != iova || fmr->npages != npages)
 		return false;
 	for (i = 0; i < npages; i++)
-		if (READ_ONCE(fmr->pages[i]) != pages[i])
+		if (fmr->pages[i] != pages[i])
 			return false;
 	return true;
 }
@@ -804,37 +810,35 @@ static int mrc_fmr_pool_put(struct mrc_fmr_pool *pool, struct mrc_fmr *fmr);
 
 /*
  * A hit: the mapped FMR with this page list and iova, with one more
- * user; NULL if none is cached. Lock-free: the FMR is found under RCU and
- * taken by incrementing @users unless the pool owns it (negative). A
- * miss may have taken it and mapped it again between the compare and the
- * increment, so the key is compared again once the FMR cannot change.
+ * user; NULL if none is cached. Lock-free, and without RCU: a pool's FMRs
+ * and their cache nodes live as long as the pool, which no lookup may
+ * outlive, so a lookup may walk a chain (even across a sleep) while a
+ * miss moves a node: it only ever compares a key and tries a count. An FMR is taken by
+ * incrementing @users unless the pool owns it (negative); a miss may have
+ * taken it and mapped it again between the compare and the increment,
+ * and the compare only covers what the hash does, so the whole key is
+ * compared once the FMR cannot change.
  */
 static struct mrc_fmr *mrc_fmr_cache_get(struct mrc_fmr_pool *pool,
 					 u32 hash, const u64 *pages,
 					 u32 npages, u64 iova)
 {
-	struct mrc_fmr *fmr, *stale = NULL;
+	struct mrc_fmr *fmr;
 
-	rcu_read_lock();
-	hash_for_each_possible_rcu(pool->cache, fmr, node, hash) {
-		if (!mrc_fmr_same(fmr, pages, npages, iova) ||
+	hash_for_each_possible_rcu(pool->cache, fmr, node, hash, true) {
+		if (!mrc_fmr_maybe_same(fmr, pages, npages, iova) ||
 		    !atomic_inc_unless_negative(&fmr->users))
 			continue;
 		if (READ_ONCE(fmr->cached) &&
 		    mrc_fmr_same(fmr, pages, npages, iova)) {
-			rcu_read_unlock();
 			if (!READ_ONCE(fmr->hot))
 				WRITE_ONCE(fmr->hot, true);
 			this_cpu_inc(*pool->hits);
 			return fmr;
 		}
-		stale = fmr;
-		break;
+		/* Not this one; in a strict pool, the put may sleep. */
+		mrc_fmr_pool_put(pool, fmr);
 	}
-	rcu_read_unlock();
-	/* Lost a race with a miss: give it back, and miss too. */
-	if (stale)
-		mrc_fmr_pool_put(pool, stale);
 	return NULL;
 }
 
