@@ -2,6 +2,7 @@
 /*
  * A fake mrcore backend for KUnit, and the test module's boilerplate.
  */
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -23,6 +24,22 @@ MODULE_PARM_DESC(random_seed, "Seed for the randomised test cases");
 u32 fake_hw_random_seed(void)
 {
 	return random_seed;
+}
+
+/**
+ * fake_hw_wait_for_stop - end of a test's worker thread
+ *
+ * Sleeps until kthread_stop(), so that the test, not the worker, decides
+ * when the thread exits and kthread_stop() always finds it.
+ */
+void fake_hw_wait_for_stop(void)
+{
+	set_current_state(TASK_INTERRUPTIBLE);
+	while (!kthread_should_stop()) {
+		schedule();
+		set_current_state(TASK_INTERRUPTIBLE);
+	}
+	__set_current_state(TASK_RUNNING);
 }
 
 /* Counts and logs the call and says whether this one is to fail. */

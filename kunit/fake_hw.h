@@ -80,6 +80,7 @@ void fake_hw_expect_misuse(struct fake_hw *hw, unsigned int n);
 void fake_hw_fail_next(struct fake_hw *hw, enum fake_hw_op op,
 		       unsigned int k);
 u32 fake_hw_random_seed(void);
+void fake_hw_wait_for_stop(void);
 enum fake_hw_op fake_hw_log_at(struct fake_hw *hw, unsigned int pos);
 bool fake_hw_assert_reg_order(struct kunit *test, struct fake_hw *hw,
 			      unsigned int mark, bool xlt);

@@ -1289,13 +1289,7 @@ static int fmr_racer_fn(void *arg)
 			fmr_racer_unmap(w, i);
 	complete(&w->done);
 
-	/* Stay until kthread_stop(), so the test owns the exit. */
-	set_current_state(TASK_INTERRUPTIBLE);
-	while (!kthread_should_stop()) {
-		schedule();
-		set_current_state(TASK_INTERRUPTIBLE);
-	}
-	__set_current_state(TASK_RUNNING);
+	fake_hw_wait_for_stop();
 	return 0;
 }
 

@@ -510,13 +510,7 @@ static int mkey_worker_fn(void *data)
 		mkey_worker_free(w, w->live - 1);
 	complete(&w->done);
 
-	/* Stay until kthread_stop(), so the test owns the exit. */
-	set_current_state(TASK_INTERRUPTIBLE);
-	while (!kthread_should_stop()) {
-		schedule();
-		set_current_state(TASK_INTERRUPTIBLE);
-	}
-	__set_current_state(TASK_RUNNING);
+	fake_hw_wait_for_stop();
 	return 0;
 }
 
