@@ -813,11 +813,11 @@ static int mrc_fmr_pool_put(struct mrc_fmr_pool *pool, struct mrc_fmr *fmr);
  * user; NULL if none is cached. Lock-free, and without RCU: a pool's FMRs
  * and their cache nodes live as long as the pool, which no lookup may
  * outlive, so a lookup may walk a chain (even across a sleep) while a
- * miss moves a node: it only ever compares a key and tries a count. An FMR is taken by
- * incrementing @users unless the pool owns it (negative); a miss may have
- * taken it and mapped it again between the compare and the increment,
- * and the compare only covers what the hash does, so the whole key is
- * compared once the FMR cannot change.
+ * miss moves a node: it only ever compares a key and tries a count. An
+ * FMR is taken by incrementing @users unless the pool owns it
+ * (negative); a miss may have taken it and mapped it again between the
+ * compare and the increment, and the compare only covers what the hash
+ * does, so the whole key is compared once the FMR cannot change.
  */
 static struct mrc_fmr *mrc_fmr_cache_get(struct mrc_fmr_pool *pool,
 					 u32 hash, const u64 *pages,
