@@ -19,12 +19,13 @@
  *
  * Unknown bits are refused first, then REMOTE_WRITE or REMOTE_ATOMIC
  * without LOCAL_WRITE (a peer must not be able to write what the local
- * side may not), then ON_DEMAND, which mrcore does not offer yet. No
+ * side may not), then ON_DEMAND, which only user MRs offer. No
  * device state is looked at, so the result depends on @access alone.
  *
  * Context: any context.
  * Return: 0; -EINVAL for an unknown bit or a remote write right without
- * LOCAL_WRITE; -EOPNOTSUPP for MRC_ACCESS_ON_DEMAND.
+ * LOCAL_WRITE; -EOPNOTSUPP for MRC_ACCESS_ON_DEMAND (user MRs check it
+ * themselves: mrc_odp_check()).
  */
 int mrc_check_access(u32 access)
 {

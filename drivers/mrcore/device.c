@@ -45,6 +45,11 @@ static int mrc_validate(const struct mrc_device *mdev)
 		mrc_dbg(mdev, "incomplete ops table\n");
 		return -EINVAL;
 	}
+	/* ODP zaps entries and must know when the device stopped using them. */
+	if ((mdev->caps.flags & MRC_CAP_ODP) && !mdev->ops->sync_mkey) {
+		mrc_dbg(mdev, "MRC_CAP_ODP without sync_mkey\n");
+		return -EINVAL;
+	}
 	if (!mrc_caps_valid(&mdev->caps)) {
 		mrc_dbg(mdev, "bad caps: mkeys %u pds %u xlt %llu pages %#lx\n",
 			mdev->caps.max_mkeys, mdev->caps.max_pds,
@@ -83,6 +88,7 @@ static void mrc_init_state(struct mrc_device *mdev)
 	atomic_set(&mdev->reg_pending, 0);
 	for (stage = 0; stage < MRC_NUM_STAGES; stage++)
 		atomic64_set(&mdev->stats_injected[stage], 0);
+	memset(&mdev->odp, 0, sizeof(mdev->odp));
 	mdev->debugfs = NULL;
 }
 
@@ -146,12 +152,42 @@ static int mrc_stats_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(mrc_stats);
 
+/* The "odp" file: the on-demand paging counters and fault histogram. */
+static int mrc_odp_stats_show(struct seq_file *s, void *unused)
+{
+	struct mrc_device *mdev = s->private;
+	struct mrc_odp_dev_stats *st = &mdev->odp;
+	unsigned int i;
+
+	seq_printf(s, "faults %lld\n", (long long)atomic64_read(&st->faults));
+	seq_printf(s, "fault_errors %lld\n",
+		   (long long)atomic64_read(&st->fault_errors));
+	seq_printf(s, "fault_pages %lld\n",
+		   (long long)atomic64_read(&st->fault_pages));
+	seq_printf(s, "invalidations %lld\n",
+		   (long long)atomic64_read(&st->invalidations));
+	seq_printf(s, "invalidated_pages %lld\n",
+		   (long long)atomic64_read(&st->invalidated_pages));
+	seq_printf(s, "prefetches %lld\n",
+		   (long long)atomic64_read(&st->prefetches));
+	seq_printf(s, "prefetched_pages %lld\n",
+		   (long long)atomic64_read(&st->prefetched_pages));
+	for (i = 0; i < MRC_ODP_HIST_BUCKETS; i++)
+		seq_printf(s, "fault_us_%u %lld\n", 1U << i,
+			   (long long)atomic64_read(&st->fault_ns_hist[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(mrc_odp_stats);
+
 /* debugfs failures are not fatal: the device works without its files. */
 static void mrc_debugfs_add(struct mrc_device *mdev)
 {
 	mdev->debugfs = debugfs_create_dir(mdev->name, mrc_debugfs_root);
 	debugfs_create_file("stats", 0444, mdev->debugfs, mdev,
 			    &mrc_stats_fops);
+	if (mdev->caps.flags & MRC_CAP_ODP)
+		debugfs_create_file("odp", 0444, mdev->debugfs, mdev,
+				    &mrc_odp_stats_fops);
 	mrc_inject_debugfs_add(mdev);
 }
 

@@ -115,6 +115,9 @@ static int mrc_trans_copy(struct mrc_device *mdev, struct mrc_trans *t)
 		if (!buf)
 			return -ENOMEM;
 	}
+	/* ODP entries start non-present: zero, written chunk by chunk. */
+	if (t->odp)
+		memset(buf, 0, (size_t)chunk * esize);
 
 	if (t->mode == MRC_ACCESS_MODE_MTT)
 		mrc_mtt_builder_init(&mtt, &t->segs, t->iova, t->page_shift,
@@ -123,7 +126,11 @@ static int mrc_trans_copy(struct mrc_device *mdev, struct mrc_trans *t)
 		mrc_klm_builder_init(&klm, &t->segs, mdev->local_dma_lkey);
 
 	while (left) {
-		n = mrc_trans_fill(t, &mtt, &klm, buf, min(left, chunk));
+		if (t->odp)
+			n = min(left, chunk);
+		else
+			n = mrc_trans_fill(t, &mtt, &klm, buf,
+					   min(left, chunk));
 		/* The plan counted these entries: a shortfall is a bug. */
 		if (WARN_ON_ONCE(n <= 0)) {
 			ret = -EINVAL;
@@ -195,6 +202,7 @@ static void mrc_ctx_fill(struct mrc_mkey_ctx *ctx, u32 key,
 		.length = t->length,
 		.xlt_offset = t->xlt.offset,
 		.xlt_entries = t->nentries,
+		.flags = t->odp ? MRC_MKEY_F_ODP : 0,
 	};
 }
 
@@ -271,7 +279,7 @@ void mrc_mr_init(struct mrc_mr *mr, struct mrc_pd *pd, enum mrc_mr_type type,
 }
 
 /* An MR of @attr's type and rights, to take @attr's key (0: any). */
-static struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd,
+struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd,
 				   const struct mrc_reg_attr *attr)
 {
 	struct mrc_mr *mr;
@@ -285,7 +293,7 @@ static struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd,
 }
 
 /* Key lookups run under RCU and may still hold @mr: free after a grace. */
-static void mrc_mr_free(struct mrc_mr *mr)
+void mrc_mr_free(struct mrc_mr *mr)
 {
 	mutex_destroy(&mr->lock);
 	kfree_rcu(mr, rcu);
@@ -317,7 +325,7 @@ static void mrc_mr_uncount(struct mrc_mr *mr)
  * @t and then the context that makes both live. On failure everything
  * this did is undone, the key given back, and @mr->key is 0.
  */
-static int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t)
+int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t)
 {
 	struct mrc_device *mdev = mr->mdev;
 	struct mrc_mkey_ctx ctx;
@@ -694,7 +702,7 @@ out_free_mr:
  * page, so the key's address must sit at the same offset in its page as
  * the user address does).
  */
-static int mrc_check_user_range(u64 start, u64 length, u64 iova)
+int mrc_check_user_range(u64 start, u64 length, u64 iova)
 {
 	u64 end;
 	int ret;
@@ -806,6 +814,12 @@ static struct mrc_mr *mrc_reg_user(struct mrc_pd *pd,
 	struct mrc_trans t;
 	struct mrc_mr *mr;
 	int ret;
+
+	/* A worker's prepared memory is pinned: asynchronous ODP is refused. */
+	if ((attr->access & MRC_ACCESS_ON_DEMAND) && !umem) {
+		ret = mrc_odp_check(pd, attr);
+		return ret ? ERR_PTR(ret) : mrc_odp_reg(pd, attr);
+	}
 
 	ret = mrc_user_check(attr);
 	if (ret) {
@@ -939,6 +953,8 @@ int mrc_dereg_mr(struct mrc_mr *mr)
 		goto out_unlock;
 
 	mrc_mr_drop_counter(mr);
+	if (mr->odp)
+		mrc_odp_release(mr);
 	if (mr->xlt.size)
 		mrc_xlt_free(mdev, &mr->xlt);
 	mrc_umem_release(mr->umem);
@@ -981,6 +997,9 @@ static int mrc_rereg_check(struct mrc_mr *mr, int flags, struct mrc_pd *pd,
 {
 	if (!flags || flags & ~MRC_REREG_SUPPORTED)
 		return -EINVAL;
+	/* An ODP MR has no pinned memory to swap: rereg is not offered. */
+	if (mr->odp)
+		return -EOPNOTSUPP;
 	if ((flags & MRC_REREG_PD) && (mrc_check_pd(pd) || pd->mdev != mr->mdev))
 		return -EINVAL;
 	if (flags & MRC_REREG_ACCESS)

@@ -149,6 +149,12 @@ void mrc_reg_exit(void);
 
 void mrc_mr_init(struct mrc_mr *mr, struct mrc_pd *pd, enum mrc_mr_type type,
 		 u32 access);
+struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd,
+			    const struct mrc_reg_attr *attr);
+void mrc_mr_free(struct mrc_mr *mr);
+struct mrc_trans;
+int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t);
+int mrc_check_user_range(u64 start, u64 length, u64 iova);
 void mrc_mr_count(struct mrc_mr *mr);
 int mrc_check_pd(const struct mrc_pd *pd);
 int mrc_write_xlt(struct mrc_device *mdev, u64 offset, const void *src,
@@ -240,6 +246,8 @@ struct mrc_klm_builder {
  * @iova: address of its first byte in the key's address space
  * @length: bytes
  * @writable: MTT entries carry MRC_MTT_WRITE
+ * @odp: an ODP MR's table: @nentries non-present (zero) entries are
+ *	written, @segs is unused, and the context carries MRC_MKEY_F_ODP
  * @mode: enum mrc_access_mode, set by mrc_trans_plan()
  * @page_shift: MTT page shift, set by mrc_trans_plan()
  * @nentries: entries, set by mrc_trans_plan()
@@ -250,6 +258,7 @@ struct mrc_trans {
 	u64 iova;
 	u64 length;
 	bool writable;
+	bool odp;
 	u8 mode;
 	u8 page_shift;
 	u32 nentries;
@@ -286,6 +295,11 @@ int mrc_umem_check_range(u64 start, u64 length);
 bool mrc_umem_writable(const struct mrc_umem *umem);
 u64 mrc_umem_start(const struct mrc_umem *umem);
 void mrc_umem_segs(const struct mrc_umem *umem, struct mrc_seg_iter *it);
+
+/* odp.c */
+int mrc_odp_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_odp_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+void mrc_odp_release(struct mrc_mr *mr);
 
 /* xlt.c */
 int mrc_xlt_init(struct mrc_device *mdev);

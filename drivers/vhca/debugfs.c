@@ -209,8 +209,31 @@ static int vhca_engine_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(vhca_engine);
 
+/*
+ * The "odp" file: the engine's page faults (struct vhca_odp_stats) and
+ * their fault-to-resume histogram, bucket "resume_us_<n>" counting
+ * [n, 2n) microseconds (the first [0, 2), the last everything above).
+ */
+static int vhca_odp_show(struct seq_file *m, void *unused)
+{
+	struct vhca_dev *vdev = m->private;
+	unsigned int i;
+
+	seq_printf(m, "faults %lld\n",
+		   (long long)atomic64_read(&vdev->odp.faults));
+	seq_printf(m, "fault_errors %lld\n",
+		   (long long)atomic64_read(&vdev->odp.fault_errors));
+	seq_printf(m, "sync_faults %lld\n",
+		   (long long)atomic64_read(&vdev->odp.sync_faults));
+	for (i = 0; i < VHCA_ODP_HIST_BUCKETS; i++)
+		seq_printf(m, "resume_us_%u %lld\n", 1U << i,
+			   (long long)atomic64_read(&vdev->odp.resume_hist[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vhca_odp);
+
 /**
- * vhca_debugfs_init - add /sys/kernel/debug/vhca/<name>/{mkeys,xlt,engine}
+ * vhca_debugfs_init - add /sys/kernel/debug/vhca/<name>/{mkeys,xlt,engine,odp}
  * @vdev: the device; its memory is allocated
  * @root: the driver's debugfs directory
  *
@@ -227,6 +250,7 @@ void vhca_debugfs_init(struct vhca_dev *vdev, struct dentry *root)
 			    &vhca_xlt_fops);
 	debugfs_create_file("engine", 0400, vdev->debugfs, vdev,
 			    &vhca_engine_fops);
+	debugfs_create_file("odp", 0400, vdev->debugfs, vdev, &vhca_odp_fops);
 }
 
 /**

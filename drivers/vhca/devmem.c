@@ -90,6 +90,11 @@ static int vhca_mkey_ctx_check(struct vhca_dev *vdev, u32 index,
 		return -EINVAL;
 	if (!vhca_counter_field_valid(vdev, ctx->counter))
 		return -EINVAL;
+	/* Only MTT entries can be non-present. */
+	if ((ctx->flags & ~MRC_MKEY_F_ALL) ||
+	    ((ctx->flags & MRC_MKEY_F_ODP) &&
+	     ctx->access_mode != MRC_ACCESS_MODE_MTT))
+		return -EINVAL;
 	if (ctx->access_mode == MRC_ACCESS_MODE_PA)
 		return 0;
 	return vhca_mkey_xlt_check(vdev, ctx);
@@ -102,7 +107,7 @@ static void vhca_mkc_write_fields(void __iomem *slot,
 	writel(ctx->key, slot + VHCA_MKC_KEY);
 	writeb(ctx->access_mode, slot + VHCA_MKC_ACCESS_MODE);
 	writeb(ctx->page_shift, slot + VHCA_MKC_PAGE_SHIFT);
-	writeb(0, slot + VHCA_MKC_RSVD0);
+	writeb(ctx->flags, slot + VHCA_MKC_FLAGS);
 	writel(ctx->pdn, slot + VHCA_MKC_PDN);
 	writel(ctx->access, slot + VHCA_MKC_ACCESS);
 	writeq(ctx->iova, slot + VHCA_MKC_IOVA);
@@ -192,6 +197,19 @@ static int vhca_invalidate_mkey(struct mrc_device *mdev, u32 index)
 
 	vhca_dbg_mkey(vdev, index, "invalidated\n");
 	return 0;
+}
+
+/*
+ * ODP invalidation has zapped entries of slot @index: wait for the walkers
+ * inside the slot, which may have read them before the zap. The slot
+ * stays VALID; walkers that enter later read the zapped entries.
+ */
+static void vhca_sync_mkey(struct mrc_device *mdev, u32 index)
+{
+	struct vhca_dev *vdev = mdev_to_vhca(mdev);
+
+	if (vhca_mkey_index_valid(vdev, index))
+		vhca_mkey_drain(vdev, index);
 }
 
 static int vhca_write_xlt(struct mrc_device *mdev, u64 offset,
@@ -302,6 +320,7 @@ const struct mrc_hw_ops vhca_hw_ops = {
 	.read_counter = vhca_read_counter,
 	.reset_counter = vhca_reset_counter,
 	.set_mkey_counter = vhca_set_mkey_counter,
+	.sync_mkey = vhca_sync_mkey,
 	.write_mkey = vhca_write_mkey,
 	.write_xlt = vhca_write_xlt,
 };
@@ -380,6 +399,7 @@ int vhca_read_mkey(struct vhca_dev *vdev, u32 index, struct mrc_mkey_ctx *out)
 	out->key = readl(slot + VHCA_MKC_KEY);
 	out->access_mode = readb(slot + VHCA_MKC_ACCESS_MODE);
 	out->page_shift = readb(slot + VHCA_MKC_PAGE_SHIFT);
+	out->flags = readb(slot + VHCA_MKC_FLAGS);
 	out->pdn = readl(slot + VHCA_MKC_PDN);
 	out->access = readl(slot + VHCA_MKC_ACCESS);
 	out->iova = readq(slot + VHCA_MKC_IOVA);

@@ -45,6 +45,25 @@
  *   UD: message longer than 4096 bytes          IB_WC_LOC_LEN_ERR
  * An error completion moves the requester QP to ERR; the rest of its send
  * queue completes with IB_WC_WR_FLUSH_ERR.
+ *
+ * Page faults (ODP): a walk that meets a non-present or read-only MTT
+ * entry of an ODP context fails -EAGAIN and records the fault in the
+ * requester QP's struct vhca_fault, whether the key is local (an SGE) or
+ * the responder's (an RDMA or atomic target, or a send's source probed
+ * before the receive is taken). The engine then parks the QP: the WQE
+ * stays at the tail uncompleted, the fault goes on the device's fault
+ * queue (fault_wq) and the worker returns, so other QPs run on. The
+ * fault work has mrcore map the pages (mrc_odp_fault()) and queues the
+ * send queue again, which executes the WQE from its start; every
+ * operation is idempotent up to the point a fault can stop it (an atomic
+ * faults before it changes the target, a receive is not taken before
+ * the source is probed). A fault that cannot be resolved (no VMA, a
+ * write to read-only memory, a key gone) lets the WQE run once more
+ * without faulting, so it fails with the walker's access error. Once
+ * the responder has taken a receive, or an atomic has changed its
+ * target, the requester can no longer be parked: a fault on the receive's
+ * scatter list or the atomic's result SGE is resolved in place, in the
+ * worker, and the copy retried.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -52,6 +71,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/jiffies.h>
+#include <linux/log2.h>
 #include <linux/minmax.h>
 #include <linux/overflow.h>
 #include <linux/sched/clock.h>
@@ -67,6 +87,9 @@
 
 /* WQEs one run of a send queue executes before yielding the worker. */
 #define VHCA_SQ_BUDGET		64
+
+/* Faults a copy resolved in place retries before it fails. */
+#define VHCA_SYNC_FAULT_TRIES	8
 
 /* The longest a transport retry waits, whatever the QP's timeout says. */
 #define VHCA_MAX_RETRY_DELAY_US	(USEC_PER_SEC / 4)
@@ -98,6 +121,7 @@ static const u32 vhca_rnr_usecs[32] = {
  * @num: entries of @sge, or bytes of @inline_data
  * @idx: current entry
  * @off: bytes already moved in the current entry
+ * @fault: where a page fault of its walks is recorded, or NULL
  */
 struct vhca_sgl {
 	struct vhca_dev *vdev;
@@ -108,6 +132,7 @@ struct vhca_sgl {
 	u32 num;
 	u32 idx;
 	u64 off;
+	struct vhca_fault *fault;
 };
 
 /* A cursor over @qp's list @sge: its keys are checked against @qp's PD. */
@@ -159,9 +184,9 @@ static int vhca_sgl_move(struct vhca_sgl *sgl, u8 *buf, u64 len,
 		sge = &sgl->sge[sgl->idx];
 		n = min_t(u64, len, sge->length - sgl->off);
 		if (n) {
-			err = vhca_access(sgl->vdev, sgl->pdn, sgl->qpn,
-					  sge->lkey, sge->addr + sgl->off, buf,
-					  n, dir);
+			err = vhca_access_fault(sgl->vdev, sgl->pdn, sgl->qpn,
+						sge->lkey, sge->addr + sgl->off,
+						buf, n, dir, NULL, sgl->fault);
 			if (err)
 				return err;
 		}
@@ -185,6 +210,7 @@ static int vhca_sgl_move(struct vhca_sgl *sgl, u8 *buf, u64 len,
  * @rkey: the rkey
  * @addr: next address
  * @counters: the operation's counter set (a remote write's), or NULL
+ * @fault: where a page fault of its walks is recorded, or NULL
  */
 struct vhca_range {
 	struct vhca_dev *vdev;
@@ -193,6 +219,7 @@ struct vhca_range {
 	u32 rkey;
 	u64 addr;
 	unsigned long *counters;
+	struct vhca_fault *fault;
 };
 
 static int vhca_range_move(struct vhca_range *r, u8 *buf, u64 len,
@@ -200,8 +227,8 @@ static int vhca_range_move(struct vhca_range *r, u8 *buf, u64 len,
 {
 	int err;
 
-	err = vhca_access_counted(r->vdev, r->pdn, r->qpn, r->rkey, r->addr,
-				  buf, len, dir, r->counters);
+	err = vhca_access_fault(r->vdev, r->pdn, r->qpn, r->rkey, r->addr,
+				buf, len, dir, r->counters, r->fault);
 	if (!err)
 		r->addr += len;
 	return err;
@@ -287,6 +314,83 @@ static int vhca_xfer(struct vhca_dev *vdev, struct vhca_end *src,
 		cond_resched();
 	}
 	return 0;
+}
+
+/* --- page faults --- */
+
+/* Where @qp's walks record a fault: nowhere once one failed. */
+static struct vhca_fault *vhca_qp_fault(struct vhca_qp *qp)
+{
+	return qp->fault_failed ? NULL : &qp->fault;
+}
+
+/*
+ * Resolve @f in place, in the engine's worker (its key's device is held
+ * by the running operation). True when the pages are mapped.
+ */
+static bool vhca_fault_resolve_sync(struct vhca_fault *f)
+{
+	int err;
+
+	f->pending = false;
+	atomic64_inc(&f->vdev->odp.sync_faults);
+	err = mrc_odp_fault(&f->vdev->mdev, f->key, f->iova, f->len,
+			    f->write ? MRC_ODP_WRITE : 0);
+	if (err)
+		atomic64_inc(&f->vdev->odp.fault_errors);
+	return !err;
+}
+
+/*
+ * vhca_sgl_move() that resolves its page faults in place and retries
+ * from the same cursor, for a copy that cannot be restarted as a whole.
+ */
+static int vhca_sgl_move_sync(struct vhca_sgl *sgl, u8 *buf, u64 len,
+			      enum vhca_access_dir dir)
+{
+	struct vhca_sgl start = *sgl;
+	struct vhca_fault f = {};
+	unsigned int tries;
+	int err;
+
+	for (tries = 0;; tries++) {
+		sgl->fault = tries < VHCA_SYNC_FAULT_TRIES ? &f : NULL;
+		err = vhca_sgl_move(sgl, buf, len, dir);
+		if (!f.pending || !vhca_fault_resolve_sync(&f))
+			break;
+		*sgl = start;
+	}
+	sgl->fault = start.fault;
+	return err;
+}
+
+/*
+ * The copy of a message into a receive already taken: vhca_xfer() whose
+ * page faults, on either list, are resolved in place, the copy starting
+ * over from the same cursors.
+ */
+static int vhca_xfer_sync(struct vhca_dev *vdev, struct vhca_sgl *src,
+			  struct vhca_sgl *dst, u64 len, enum vhca_side *side)
+{
+	struct vhca_end s_end = { .sgl = src, .dir = VHCA_ACCESS_LOCAL_READ };
+	struct vhca_end d_end = { .sgl = dst, .dir = VHCA_ACCESS_LOCAL_WRITE };
+	struct vhca_sgl s0 = *src, d0 = *dst;
+	struct vhca_fault f = {};
+	unsigned int tries;
+	int err;
+
+	for (tries = 0;; tries++) {
+		src->fault = tries < VHCA_SYNC_FAULT_TRIES ? &f : NULL;
+		dst->fault = src->fault;
+		err = vhca_xfer(vdev, &s_end, &d_end, len, true, side);
+		if (!f.pending || !vhca_fault_resolve_sync(&f))
+			break;
+		*src = s0;
+		*dst = d0;
+	}
+	src->fault = s0.fault;
+	dst->fault = d0.fault;
+	return err;
 }
 
 /* --- completions --- */
@@ -550,9 +654,7 @@ static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	struct vhca_qp *rqp = peer->qp;
 	bool ud = hdr;
 	bool solicited = wqe->send_flags & IB_SEND_SOLICITED;
-	struct vhca_end s_end = { .sgl = src, .dir = VHCA_ACCESS_LOCAL_READ };
 	struct vhca_sgl dst;
-	struct vhca_end d_end = { .sgl = &dst, .dir = VHCA_ACCESS_LOCAL_WRITE };
 	struct ib_wc wc = { .opcode = IB_WC_RECV, .src_qp = qp->ibqp.qp_num };
 	enum vhca_side side;
 	u64 room;
@@ -569,8 +671,8 @@ static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 					 &wc, solicited);
 			return;
 		}
-		err = vhca_sgl_move(&dst, (u8 *)hdr, sizeof(*hdr),
-				    VHCA_ACCESS_LOCAL_WRITE);
+		err = vhca_sgl_move_sync(&dst, (u8 *)hdr, sizeof(*hdr),
+					 VHCA_ACCESS_LOCAL_WRITE);
 		if (err) {
 			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_PROT_ERR,
 					 &wc, solicited);
@@ -590,7 +692,7 @@ static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		wc.byte_len = report_len;
 	}
 
-	err = vhca_xfer(qp->vdev, &s_end, &d_end, len, true, &side);
+	err = vhca_xfer_sync(qp->vdev, src, &dst, len, &side);
 	if (err) {
 		/*
 		 * The gather list was probed, so a source error means its
@@ -737,6 +839,7 @@ static enum ib_wc_status vhca_rdma_move(struct vhca_qp *qp,
 		.rkey = wqe->rdma.rkey,
 		.addr = wqe->rdma.remote_addr,
 		.counters = counters,
+		.fault = vhca_qp_fault(qp),
 	};
 	struct vhca_end l_end = {
 		.sgl = local,
@@ -804,10 +907,11 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 		return VHCA_DONE;
 	}
 
+	/* A fault on the target leaves it unchanged: the WQE restarts. */
 	spin_lock_bh(&rdev->atomic_lock);
-	err = vhca_access_counted(rdev, rpdn, rqpn, rkey, addr, &orig,
-				  sizeof(orig), VHCA_ACCESS_ATOMIC_READ,
-				  counters);
+	err = vhca_access_fault(rdev, rpdn, rqpn, rkey, addr, &orig,
+				sizeof(orig), VHCA_ACCESS_ATOMIC_READ,
+				counters, vhca_qp_fault(qp));
 	if (!err) {
 		if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP)
 			val = orig == wqe->atomic.compare_add ?
@@ -815,10 +919,10 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 		else
 			val = orig + wqe->atomic.compare_add;
 		if (val != orig || wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
-			err = vhca_access_counted(rdev, rpdn, rqpn, rkey,
-						  addr, &val, sizeof(val),
-						  VHCA_ACCESS_ATOMIC_WRITE,
-						  counters);
+			err = vhca_access_fault(rdev, rpdn, rqpn, rkey,
+						addr, &val, sizeof(val),
+						VHCA_ACCESS_ATOMIC_WRITE,
+						counters, vhca_qp_fault(qp));
 	}
 	spin_unlock_bh(&rdev->atomic_lock);
 	if (err) {
@@ -826,8 +930,9 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 		return VHCA_DONE;
 	}
 
-	err = vhca_sgl_move(dst, (u8 *)&orig, sizeof(orig),
-			    VHCA_ACCESS_LOCAL_WRITE);
+	/* The target changed: the result lands now or the WQE fails. */
+	err = vhca_sgl_move_sync(dst, (u8 *)&orig, sizeof(orig),
+				 VHCA_ACCESS_LOCAL_WRITE);
 	*status = err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 	return VHCA_DONE;
 }
@@ -959,6 +1064,7 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 		len = wqe->inline_len;
 	} else {
 		vhca_sgl_init(&sgl, qp, wqe->sge, wqe->num_sge);
+		sgl.fault = vhca_qp_fault(qp);
 		len = vhca_sge_bytes(wqe->sge, wqe->num_sge);
 	}
 	if (len > VHCA_MAX_MSG_SIZE ||
@@ -1131,6 +1237,68 @@ static bool vhca_sq_linger(struct vhca_qp *qp, u64 *idle_ns)
 	return arrived;
 }
 
+/* Bucket of the fault-to-resume histogram for @ns. */
+static unsigned int vhca_odp_hist_bucket(u64 ns)
+{
+	u64 us = div_u64(ns, NSEC_PER_USEC);
+
+	if (!us)
+		return 0;
+	return min_t(unsigned int, ilog2(us), VHCA_ODP_HIST_BUCKETS - 1);
+}
+
+/*
+ * The WQE at @qp's tail met a page fault: park the QP and put the fault
+ * on the device's fault queue. The fault's device (the responder's for a
+ * remote key) is held until the fault work is done with it; one that is
+ * going away cannot resolve anything, and the WQE runs again to fail.
+ */
+static void vhca_fault_raise(struct vhca_qp *qp)
+{
+	struct vhca_fault *f = &qp->fault;
+	struct vhca_dev *vdev = qp->vdev;
+
+	f->pending = false;
+	atomic64_inc(&vdev->odp.faults);
+	if (!ib_device_try_get(&f->vdev->ibdev)) {
+		atomic64_inc(&vdev->odp.fault_errors);
+		qp->fault_failed = true;
+		queue_work(vdev->wq, &qp->sq_work);
+		return;
+	}
+	f->raised_ns = local_clock();
+	/* sq_work reads it before looking at the queue. */
+	WRITE_ONCE(qp->parked, true);
+	queue_work(vdev->fault_wq, &qp->fault_work);
+}
+
+/*
+ * The fault queue's work for one parked QP: have mrcore map the pages,
+ * then resume the QP, whose send queue executes the WQE again.
+ */
+static void vhca_fault_work(struct work_struct *work)
+{
+	struct vhca_qp *qp = container_of(work, struct vhca_qp, fault_work);
+	struct vhca_fault *f = &qp->fault;
+	struct vhca_dev *vdev = qp->vdev;
+	int err;
+
+	err = mrc_odp_fault(&f->vdev->mdev, f->key, f->iova, f->len,
+			    f->write ? MRC_ODP_WRITE : 0);
+	ib_device_put(&f->vdev->ibdev);
+	if (err) {
+		atomic64_inc(&vdev->odp.fault_errors);
+		vhca_dbg_qp(qp, "fault key 0x%08x iova 0x%llx: %d\n", f->key,
+			    f->iova, err);
+	}
+	qp->fault_failed = err != 0;
+	atomic64_inc(&vdev->odp.resume_hist[vhca_odp_hist_bucket(local_clock() -
+								  f->raised_ns)]);
+	/* Pairs with the READ_ONCE() in vhca_sq_run(): unparked last. */
+	smp_store_release(&qp->parked, false);
+	queue_work(vdev->wq, &qp->sq_work);
+}
+
 /*
  * Run @qp's send queue for up to VHCA_SQ_BUDGET WQEs. True when the
  * budget ran out with work left, so the caller queues the run again.
@@ -1154,7 +1322,8 @@ static bool vhca_sq_run(struct vhca_qp *qp, u64 *idle_ns)
 		stopped = qp->stopped;
 		rx_busy = qp->rx_busy;
 		spin_unlock_irqrestore(&qp->state_lock, flags);
-		if (stopped)
+		/* A parked QP waits for its fault work, which kicks it. */
+		if (stopped || smp_load_acquire(&qp->parked))
 			return false;
 
 		/*
@@ -1187,6 +1356,11 @@ static bool vhca_sq_run(struct vhca_qp *qp, u64 *idle_ns)
 			return false;
 
 		v = vhca_exec_wqe(qp, wqe, &status, &byte_len);
+		if (qp->fault.pending) {
+			vhca_fault_raise(qp);
+			return false;
+		}
+		qp->fault_failed = false;
 		if (v != VHCA_DONE) {
 			if (vhca_retry(qp, v))
 				return false;
@@ -1236,7 +1410,11 @@ void vhca_engine_qp_init(struct vhca_qp *qp)
 {
 	INIT_WORK(&qp->sq_work, vhca_sq_work);
 	INIT_DELAYED_WORK(&qp->retry_work, vhca_retry_work);
+	INIT_WORK(&qp->fault_work, vhca_fault_work);
 	qp->retrying = false;
+	qp->parked = false;
+	qp->fault_failed = false;
+	qp->fault.pending = false;
 }
 
 /**
@@ -1263,12 +1441,23 @@ void vhca_engine_kick(struct vhca_qp *qp)
  */
 void vhca_engine_qp_stop(struct vhca_qp *qp)
 {
-	/* The work re-arms the timer and the timer queues the work. */
+	/*
+	 * The work re-arms the timer and the timer queues the work; it also
+	 * parks the QP on the fault queue, whose work queues it again. A
+	 * fault cancelled before it ran still holds its device.
+	 */
 	do {
 		cancel_delayed_work_sync(&qp->retry_work);
+		if (cancel_work_sync(&qp->fault_work))
+			ib_device_put(&qp->fault.vdev->ibdev);
 		cancel_work_sync(&qp->sq_work);
-	} while (delayed_work_pending(&qp->retry_work));
+	} while (delayed_work_pending(&qp->retry_work) ||
+		 work_pending(&qp->fault_work));
 	qp->retrying = false;
+	/* The WQE at the tail runs again, and faults again, when resumed. */
+	qp->parked = false;
+	qp->fault_failed = false;
+	qp->fault.pending = false;
 }
 
 /**
@@ -1298,8 +1487,16 @@ int vhca_engine_init(struct vhca_dev *vdev)
 				   WQ_HIGHPRI, 0, vdev->name);
 	if (!vdev->wq)
 		goto out_free;
+	/* Faults allocate and take mmap locks: never from reclaim's I/O. */
+	vdev->fault_wq = alloc_workqueue("vhca-%s-pf", WQ_UNBOUND, 0,
+					 vdev->name);
+	if (!vdev->fault_wq)
+		goto out_destroy_wq;
+	memset(&vdev->odp, 0, sizeof(vdev->odp));
 	return 0;
 
+out_destroy_wq:
+	destroy_workqueue(vdev->wq);
 out_free:
 	for_each_possible_cpu(cpu)
 		kfree(vdev->bounce[cpu]);
@@ -1318,6 +1515,8 @@ void vhca_engine_fini(struct vhca_dev *vdev)
 
 	if (!vdev->bounce)
 		return;
+	/* Asynchronous prefetches may still be queued: they finish first. */
+	destroy_workqueue(vdev->fault_wq);
 	destroy_workqueue(vdev->wq);
 	for_each_possible_cpu(cpu)
 		kfree(vdev->bounce[cpu]);

@@ -119,7 +119,10 @@ struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access)
  * @udata: NULL for kernel callers (ib_reg_user_mr()); vhca has no
  *	userspace provider, so any driver data is refused
  *
- * mrcore pins and DMA-maps the calling process's memory. Kernel callers
+ * mrcore pins and DMA-maps the calling process's memory, or, with
+ * IB_ACCESS_ON_DEMAND, registers it for on-demand paging: nothing is
+ * pinned and the engine's page faults map it (explicit ODP only; the
+ * whole address space, implicit ODP, is -EOPNOTSUPP). Kernel callers
  * reach this through ib_reg_user_mr(), which fills in the rest of the
  * ib_mr and adds it to restrack.
  *
@@ -253,6 +256,128 @@ struct mrc_mr *vhca_mr_mrc(struct ib_mr *ibmr)
 EXPORT_SYMBOL_GPL(vhca_mr_mrc);
 
 /**
+ * struct vhca_prefetch - an asynchronous advise_mr on the fault queue
+ * @work: on vdev->fault_wq
+ * @vdev: the device, which outlives its fault queue's work
+ * @pdn: the PD the advice was given for
+ * @flags: MRC_ODP_* of the advice
+ * @num_sge: entries of @sge
+ * @sge: copies of the caller's ranges
+ */
+struct vhca_prefetch {
+	struct work_struct work;
+	struct vhca_dev *vdev;
+	u32 pdn;
+	u32 flags;
+	u32 num_sge;
+	struct ib_sge sge[];
+};
+
+static void vhca_prefetch_work(struct work_struct *work)
+{
+	struct vhca_prefetch *p = container_of(work, struct vhca_prefetch,
+					       work);
+	u32 i;
+	int err;
+
+	for (i = 0; i < p->num_sge; i++) {
+		err = mrc_odp_prefetch(&p->vdev->mdev, p->pdn, p->sge[i].lkey,
+				       p->sge[i].addr, p->sge[i].length,
+				       p->flags);
+		if (err)
+			vhca_dbg(p->vdev, "prefetch lkey 0x%08x: %d\n",
+				 p->sge[i].lkey, err);
+	}
+	kfree(p);
+}
+
+/**
+ * vhca_advise_mr - ib_device_ops.advise_mr
+ * @ibpd: the PD the ranges' MRs belong to
+ * @advice: PREFETCH (map readable), PREFETCH_WRITE (map writable,
+ *	faulting for write) or PREFETCH_NO_FAULT (map only pages present in
+ *	the CPU page tables)
+ * @flags: IB_UVERBS_ADVISE_MR_FLAG_FLUSH: prefetch before returning;
+ *	without it the ranges are copied and prefetched from the device's
+ *	fault queue, and errors are not reported
+ * @sg_list: ranges, each an lkey of an ODP MR of @ibpd and an address in
+ *	its address space
+ * @num_sge: entries of @sg_list
+ * @attrs: uverbs attributes, unused
+ *
+ * Return: 0; -EOPNOTSUPP for an unknown advice or flag; -ENOMEM; with
+ * FLUSH, the first error of mrc_odp_prefetch() (-EINVAL for a key that
+ * is not an ODP MR of @ibpd, ...).
+ */
+int vhca_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
+		   u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		   struct uverbs_attr_bundle *attrs)
+{
+	struct vhca_dev *vdev = to_vhca_dev(ibpd->device);
+	u32 pdn = to_vhca_pd(ibpd)->base_pd.pdn;
+	struct vhca_prefetch *p;
+	u32 i, pf;
+	int err;
+
+	switch (advice) {
+	case IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH:
+		pf = 0;
+		break;
+	case IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE:
+		pf = MRC_ODP_WRITE;
+		break;
+	case IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT:
+		pf = MRC_ODP_NO_FAULT;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (flags & ~IB_UVERBS_ADVISE_MR_FLAG_FLUSH)
+		return -EOPNOTSUPP;
+
+	if (flags & IB_UVERBS_ADVISE_MR_FLAG_FLUSH) {
+		for (i = 0; i < num_sge; i++) {
+			err = mrc_odp_prefetch(&vdev->mdev, pdn,
+					       sg_list[i].lkey, sg_list[i].addr,
+					       sg_list[i].length, pf);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+
+	p = kmalloc(struct_size(p, sge, num_sge), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	INIT_WORK(&p->work, vhca_prefetch_work);
+	p->vdev = vdev;
+	p->pdn = pdn;
+	p->flags = pf;
+	p->num_sge = num_sge;
+	memcpy(p->sge, sg_list, flex_array_size(p, sge, num_sge));
+	queue_work(vdev->fault_wq, &p->work);
+	return 0;
+}
+
+/* The ODP counters of @mr for `rdma res show mr -d`. */
+static int vhca_fill_res_odp(struct sk_buff *msg, struct mrc_mr *base_mr)
+{
+	struct mrc_odp_stats st;
+
+	if (mrc_mr_odp_stats(base_mr, &st))
+		return 0;
+	if (rdma_nl_put_driver_u64(msg, "odp_faults", st.faults) ||
+	    rdma_nl_put_driver_u64(msg, "odp_fault_pages", st.fault_pages) ||
+	    rdma_nl_put_driver_u64(msg, "odp_invalidations",
+				   st.invalidations) ||
+	    rdma_nl_put_driver_u64(msg, "odp_prefetched_pages",
+				   st.prefetched_pages) ||
+	    rdma_nl_put_driver_u64(msg, "odp_mapped_pages", st.mapped_pages))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/**
  * vhca_fill_res_mr_entry - ib_device_ops.fill_res_mr_entry
  * @msg: the netlink message
  * @ibmr: the MR, held by restrack
@@ -260,7 +385,9 @@ EXPORT_SYMBOL_GPL(vhca_mr_mrc);
  * Adds driver attributes for `rdma res show mr -d`: kind (dma, phys, sg,
  * user), and what the device holds for the key, read back from device
  * memory: state, mode (PA, MTT, KLM), page_size (bytes per MTT entry; 0
- * for PA and KLM) and entries (MTT or KLM entries; 0 for PA).
+ * for PA and KLM) and entries (MTT or KLM entries; 0 for PA); for an ODP
+ * MR, mrcore's counters of it (odp_faults, odp_fault_pages,
+ * odp_invalidations, odp_prefetched_pages, odp_mapped_pages).
  *
  * Return: 0 or -EMSGSIZE.
  */
@@ -296,7 +423,8 @@ int vhca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	    rdma_nl_put_driver_string(msg, "state", state) ||
 	    rdma_nl_put_driver_string(msg, "mode", mode) ||
 	    rdma_nl_put_driver_u64(msg, "page_size", page_size) ||
-	    rdma_nl_put_driver_u32(msg, "entries", entries)) {
+	    rdma_nl_put_driver_u32(msg, "entries", entries) ||
+	    vhca_fill_res_odp(msg, mr->base_mr)) {
 		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
 	}

@@ -37,14 +37,6 @@
 #include "qp_rules.h"
 #include "vhca_loc.h"
 
-#define vhca_dbg_qp(qp, fmt, ...)					\
-do {									\
-	const struct vhca_qp *__qp = (qp);				\
-									\
-	ibdev_dbg(__qp->ibqp.device, "QP[%u] %s: " fmt,			\
-		  __qp->ibqp.qp_num, __func__, ##__VA_ARGS__);		\
-} while (0)
-
 /*
  * QP numbers 2 .. VHCA_MAX_QP + 1: the range itself caps the live QPs.
  * The cyclic hint is module-wide, not per device: it only delays the

@@ -55,16 +55,24 @@ static int vhca_query_device(struct ib_device *ibdev,
 	attr->vendor_part_id = VHCA_VENDOR_PART_ID;
 	attr->hw_ver = VHCA_HW_VER;
 	/*
-	 * Only what works today: fast registration of MEM_REG and SG_GAPS
-	 * MRs (frwr.c), but no ODP yet, so no IBK_ON_DEMAND_PAGING. 6.1
-	 * spells the SG_GAPS flag IBK_SG_GAPS_REG, a kernel cap.
+	 * Fast registration of MEM_REG and SG_GAPS MRs (frwr.c) and explicit
+	 * ODP on every operation of RC and UD QPs (odp.c, engine.c); no
+	 * implicit ODP. 6.1 spells the SG_GAPS flag IBK_SG_GAPS_REG, a
+	 * kernel cap.
 	 */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG |
-				 IBK_SG_GAPS_REG;
+				 IBK_SG_GAPS_REG | IBK_ON_DEMAND_PAGING;
+	attr->odp_caps.general_caps = IB_ODP_SUPPORT;
+	attr->odp_caps.per_transport_caps.rc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+		IB_ODP_SUPPORT_ATOMIC;
+	attr->odp_caps.per_transport_caps.ud_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV;
 	/* Slot 0 is never used and the local DMA key holds another. */
 	attr->max_mr = caps->max_mkeys - 2;
 	/* PD number 0 is never used. */
@@ -251,6 +259,7 @@ static const struct ib_device_ops vhca_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 
+	.advise_mr = vhca_advise_mr,
 	.alloc_mr = vhca_alloc_mr,
 	.alloc_pd = vhca_alloc_pd,
 	.create_ah = vhca_create_ah,

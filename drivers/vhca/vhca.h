@@ -61,7 +61,7 @@
 #define VHCA_MKC_STATE		0x04	/* u8: enum mrc_mkey_state */
 #define VHCA_MKC_ACCESS_MODE	0x05	/* u8: enum mrc_access_mode */
 #define VHCA_MKC_PAGE_SHIFT	0x06	/* u8: log2 of the MTT page size */
-#define VHCA_MKC_RSVD0		0x07	/* u8: zero */
+#define VHCA_MKC_FLAGS		0x07	/* u8: MRC_MKEY_F_* */
 #define VHCA_MKC_PDN		0x08	/* u32: PD number, 0 = any PD */
 #define VHCA_MKC_ACCESS		0x0c	/* u32: MRC_ACCESS_* bits */
 #define VHCA_MKC_IOVA		0x10	/* u64: first address covered */
@@ -106,6 +106,48 @@ struct vhca_devmem {
 	size_t size;
 };
 
+/* Buckets of the fault-to-resume histogram: [2^i, 2^(i+1)) microseconds. */
+#define VHCA_ODP_HIST_BUCKETS	16
+
+/**
+ * struct vhca_odp_stats - what the engine's page faults came to
+ * @faults: faults raised on the fault queue (a QP parked)
+ * @fault_errors: raised faults that could not be resolved (the WQE then
+ *	completes with an access error)
+ * @sync_faults: faults resolved in place, without parking: a receive's
+ *	scatter list or an atomic's result, once the responder has begun
+ * @resume_hist: fault-to-resume time of raised faults, from the walk that
+ *	met the entry to the QP's worker being queued again
+ */
+struct vhca_odp_stats {
+	atomic64_t faults;
+	atomic64_t fault_errors;
+	atomic64_t sync_faults;
+	atomic64_t resume_hist[VHCA_ODP_HIST_BUCKETS];
+};
+
+/**
+ * struct vhca_fault - a page fault met by the engine
+ * @vdev: the device whose key faulted (the responder's for a remote
+ *	access); held (ib_device_try_get()) while the fault is queued
+ * @key: the key of the ODP context whose MTT entry was non-present or
+ *	read-only
+ * @iova: the faulting address, in @key's address space
+ * @len: bytes of the access from @iova on
+ * @write: the access writes
+ * @pending: a walk recorded the fault; the engine has not raised it yet
+ * @raised_ns: local_clock() when the fault was raised
+ */
+struct vhca_fault {
+	struct vhca_dev *vdev;
+	u32 key;
+	u64 iova;
+	u64 len;
+	bool write;
+	bool pending;
+	u64 raised_ns;
+};
+
 /**
  * struct vhca_dev - one virtual HCA, bound to one netdev
  * @ibdev: the device ib_core sees; first, for ib_alloc_device()
@@ -130,6 +172,9 @@ struct vhca_devmem {
  *	atomic against the other engine workers and the CPU's reads and resets
  * @bounce: per possible CPU, a VHCA_BOUNCE_SIZE staging buffer the engine
  *	moves data through, used with preemption disabled
+ * @fault_wq: the page-fault queue: a parked QP's fault, and asynchronous
+ *	prefetches, run on it (engine.c)
+ * @odp: page-fault counters (debugfs "odp")
  * @fabric_node: entry on the loopback fabric's port list (fabric.c)
  * @list: entry on the live or the dead device list; protected by
  *	vhca_list_lock (main.c)
@@ -152,6 +197,8 @@ struct vhca_dev {
 	spinlock_t atomic_lock;	/* serialises responder atomics */
 	spinlock_t counter_lock;	/* counter table read-modify-writes */
 	void **bounce;
+	struct workqueue_struct *fault_wq;
+	struct vhca_odp_stats odp;
 	struct list_head fabric_node;
 	struct list_head list;
 	char name[IB_DEVICE_NAME_MAX];
@@ -386,6 +433,12 @@ struct vhca_sq {
  * @comm_est: IB_EVENT_COMM_EST was dispatched (the first message that
  *	reached this QP in RTR); protected by @state_lock
  * @stopped: set by destroy: the engine touches the QP no more
+ * @fault: the page fault the WQE at @sq.tail met; written by the QP's
+ *	engine, then by the fault work while @parked
+ * @fault_work: resolves @fault on the device's fault queue
+ * @parked: the QP waits for @fault: its send queue does not run
+ * @fault_failed: the last fault could not be resolved: the WQE at
+ *	@sq.tail runs once more without faulting, so it fails
  */
 struct vhca_qp {
 	struct ib_qp ibqp;
@@ -411,6 +464,10 @@ struct vhca_qp {
 	unsigned int rx_busy;
 	bool comm_est;
 	bool stopped;
+	struct vhca_fault fault;
+	struct work_struct fault_work;
+	bool parked;
+	bool fault_failed;
 };
 
 /**
@@ -490,6 +547,14 @@ do {									\
 									\
 	ibdev_dbg(__pd->ibpd.device, "PD[%u] %s: " fmt,			\
 		  __pd->base_pd.pdn, __func__, ##__VA_ARGS__);		\
+} while (0)
+
+#define vhca_dbg_qp(qp, fmt, ...)					\
+do {									\
+	const struct vhca_qp *__qp = (qp);				\
+									\
+	ibdev_dbg(__qp->ibqp.device, "QP[%u] %s: " fmt,			\
+		  __qp->ibqp.qp_num, __func__, ##__VA_ARGS__);		\
 } while (0)
 
 #define vhca_dbg_mr(mr, fmt, ...)					\

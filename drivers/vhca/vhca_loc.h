@@ -128,6 +128,9 @@ struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 struct ib_pd *new_pd, struct ib_udata *udata);
 int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int vhca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+int vhca_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
+		   u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		   struct uverbs_attr_bundle *attrs);
 
 /* qp.c */
 int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
@@ -197,5 +200,9 @@ int vhca_access(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key, u64 iova,
 int vhca_access_counted(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,
 			u64 iova, void *buf, size_t len,
 			enum vhca_access_dir dir, unsigned long *counters);
+int vhca_access_fault(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,
+		      u64 iova, void *buf, size_t len,
+		      enum vhca_access_dir dir, unsigned long *counters,
+		      struct vhca_fault *fault);
 
 #endif /* _VHCA_LOC_H */

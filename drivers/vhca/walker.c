@@ -28,7 +28,9 @@
  *     ctx.iova + ctx.length), else -ERANGE;
  *  7. translation, by access mode: PA (the iova is the DMA address), MTT
  *     or KLM; malformed tables give -EINVAL, an entry without the R/W bit
- *     the access needs gives -EFAULT;
+ *     the access needs gives -EFAULT, or, in a context with
+ *     MRC_MKEY_F_ODP, -EAGAIN: a page fault, recorded in the walk's
+ *     struct vhca_fault (if it has one) for the engine to raise;
  *  8. bytes: each DMA address becomes a physical address with
  *     dma_to_phys(), as vhca's DMA is dma-direct (with swiotlb, the bytes
  *     are the bounce buffer's, as for any device); a page frame without
@@ -103,6 +105,7 @@ static_assert(VHCA_WALK_MAX_DEPTH <= 8, "the walk recurses once per level");
  * @buf: the next byte of the caller's buffer to fill or drain
  * @counters: the operation's set of counter slots (VHCA_MAX_COUNTERS
  *	bits) to record the contexts' counters in, or NULL
+ * @fault: where a page fault is recorded, or NULL
  */
 struct vhca_walk {
 	struct vhca_dev *vdev;
@@ -111,6 +114,7 @@ struct vhca_walk {
 	enum vhca_access_dir dir;
 	u8 *buf;
 	unsigned long *counters;
+	struct vhca_fault *fault;
 };
 
 static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
@@ -261,6 +265,27 @@ static int vhca_dma_copy(struct vhca_walk *w, dma_addr_t dma, u64 len)
 }
 
 /*
+ * An ODP context's entry lacks a bit the access needs: record the first
+ * such fault of the walk's operation and fail the walk with -EAGAIN.
+ */
+static int vhca_walk_fault(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
+			   u64 iova, u64 len)
+{
+	struct vhca_fault *f = w->fault;
+
+	if (f && !f->pending)
+		*f = (struct vhca_fault) {
+			.vdev = w->vdev,
+			.key = ctx->key,
+			.iova = iova,
+			.len = len,
+			.write = vhca_dir_writes(w->dir),
+			.pending = true,
+		};
+	return -EAGAIN;
+}
+
+/*
  * MTT mode. Entries describe pages of 1 << page_shift bytes of the key's
  * address space, which starts at ALIGN_DOWN(ctx->iova, page size): entry 0
  * covers the page holding the key's first byte, and byte @iova sits in
@@ -296,7 +321,8 @@ static int vhca_walk_mtt(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
 		entry = readq(vdev->mem.xlt + ctx->xlt_offset +
 			      idx * MRC_MTT_ENTRY_SIZE);
 		if ((entry & need) != need)
-			return -EFAULT;
+			return ctx->flags & MRC_MKEY_F_ODP ?
+			       vhca_walk_fault(w, ctx, iova, len) : -EFAULT;
 		if (!IS_ALIGNED(entry & MRC_MTT_ADDR_MASK, pgsz))
 			return -EINVAL;
 
@@ -525,6 +551,42 @@ static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
 }
 
 /**
+ * vhca_access_fault - vhca_access_counted(), recording a page fault
+ * @vdev: the device
+ * @pdn: PD number of the requester
+ * @qpn: as for vhca_access()
+ * @key: lkey or rkey
+ * @iova: first address, in the key's address space
+ * @buf: kernel buffer, or NULL to check the walk without moving bytes
+ * @len: bytes
+ * @dir: enum vhca_access_dir
+ * @counters: as for vhca_access_counted()
+ * @fault: where the walk records a page fault (a non-present or
+ *	read-only MTT entry of an MRC_MKEY_F_ODP context, the walk then
+ *	failing -EAGAIN), unless one is pending in it already; or NULL
+ *
+ * Context: any context but NMI; does not sleep.
+ * Return: as vhca_access().
+ */
+int vhca_access_fault(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,
+		      u64 iova, void *buf, size_t len,
+		      enum vhca_access_dir dir, unsigned long *counters,
+		      struct vhca_fault *fault)
+{
+	struct vhca_walk w = {
+		.vdev = vdev,
+		.pdn = pdn,
+		.qpn = qpn,
+		.dir = dir,
+		.buf = buf,
+		.counters = counters,
+		.fault = fault,
+	};
+
+	return vhca_walk_key(&w, key, iova, len, NULL, 0);
+}
+
+/**
  * vhca_access_counted - vhca_access(), recording the contexts' counters
  * @vdev: the device
  * @pdn: PD number of the requester
@@ -547,16 +609,8 @@ int vhca_access_counted(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,
 			u64 iova, void *buf, size_t len,
 			enum vhca_access_dir dir, unsigned long *counters)
 {
-	struct vhca_walk w = {
-		.vdev = vdev,
-		.pdn = pdn,
-		.qpn = qpn,
-		.dir = dir,
-		.buf = buf,
-		.counters = counters,
-	};
-
-	return vhca_walk_key(&w, key, iova, len, NULL, 0);
+	return vhca_access_fault(vdev, pdn, qpn, key, iova, buf, len, dir,
+				 counters, NULL);
 }
 
 /**
@@ -608,7 +662,8 @@ int vhca_access(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key, u64 iova,
  * -ERANGE when [@iova, @iova + @len) is outside the key (or a piece
  * outside a nested key) or wraps; -EFAULT for a translation entry
  * without the R/W bit the access needs, or a DMA address that reaches no
- * page; -EINVAL for a bad @dir, a malformed context or table, or a walk
+ * page; -EAGAIN for such an entry of an ODP MR (a page fault: this call
+ * does not resolve it); -EINVAL for a bad @dir, a malformed context or table, or a walk
  * nested deeper than VHCA_WALK_MAX_DEPTH keys.
  */
 int vhca_dev_access(struct ib_device *ibdev, u32 pdn, u32 key, u64 iova,

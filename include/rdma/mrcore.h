@@ -105,6 +105,10 @@ enum mrc_mkey_state {
 	MRC_MKEY_VALID,		/* accesses allowed within the context's rules */
 };
 
+/* mrc_mkey_ctx.flags */
+#define MRC_MKEY_F_ODP		BIT(0)	/* MTT entries may be non-present: fault */
+#define MRC_MKEY_F_ALL		MRC_MKEY_F_ODP
+
 enum mrc_access_mode {
 	MRC_ACCESS_MODE_PA = 0,	/* iova is a DMA address; no table */
 	MRC_ACCESS_MODE_MTT,	/* uniform pages of 1 << page_shift bytes */
@@ -145,6 +149,10 @@ enum mrc_access_mode {
  * @counter: slot of the device's counter table that counts remote writes
  *	through this context (struct mrc_counter), 0 for none; a memory
  *	window's context has none (writes through it count on its MR's)
+ * @flags: MRC_MKEY_F_*. MRC_MKEY_F_ODP (MTT mode, devices with
+ *	MRC_CAP_ODP only): an access that meets an MTT entry without the
+ *	R/W bit it needs is a page fault for the backend to report to
+ *	mrc_odp_fault(), not a protection error
  *
  * The backend encodes this into its own device-memory layout.
  */
@@ -153,6 +161,7 @@ struct mrc_mkey_ctx {
 	u8 state;
 	u8 access_mode;
 	u8 page_shift;
+	u8 flags;
 	u32 pdn;
 	u32 access;
 	u64 iova;
@@ -188,8 +197,15 @@ struct mrc_mkey_ctx {
  *	accesses through the key go on. When the field held a counter
  *	before, return only when no remote write that found that counter in
  *	the context can still add to it.
+ * @sync_mkey: return only when no device access that read translation
+ *	entries of slot @index before the call is still running, without
+ *	changing the slot: accesses that start later see the entries as they
+ *	are now. ODP invalidation zaps entries, calls this and only then
+ *	unmaps the pages. It is called from mmu notifier callbacks, so it
+ *	must not allocate memory or wait for anything that may.
  *
- * The three counter ops are needed only with caps.max_counters > 0.
+ * The three counter ops are needed only with caps.max_counters > 0,
+ * @sync_mkey only with MRC_CAP_ODP.
  * All ops may sleep. A non-zero return is a negative errno and leaves the
  * device as it was before the call.
  */
@@ -204,6 +220,7 @@ struct mrc_hw_ops {
 	void (*reset_counter)(struct mrc_device *mdev, u32 counter);
 	int (*set_mkey_counter)(struct mrc_device *mdev, u32 index,
 				u32 counter);
+	void (*sync_mkey)(struct mrc_device *mdev, u32 index);
 };
 
 /**
@@ -253,6 +270,32 @@ enum mrc_stage {
 	MRC_NUM_STAGES		/* keep me last */
 };
 
+/* Buckets of the fault-latency histogram: [2^i, 2^(i+1)) microseconds. */
+#define MRC_ODP_HIST_BUCKETS	16
+
+/**
+ * struct mrc_odp_dev_stats - a device's on-demand paging counters
+ * @faults: mrc_odp_fault() calls that mapped their range
+ * @fault_errors: mrc_odp_fault() calls that failed
+ * @fault_pages: pages mapped by faults
+ * @invalidations: notifier invalidations that zapped at least one page
+ * @invalidated_pages: pages zapped and unmapped by them
+ * @prefetches: mrc_odp_prefetch() calls that succeeded
+ * @prefetched_pages: pages mapped by them
+ * @fault_ns_hist: resolution time of successful faults, bucket i counting
+ *	[2^i, 2^(i+1)) microseconds (the last bucket: everything above)
+ */
+struct mrc_odp_dev_stats {
+	atomic64_t faults;
+	atomic64_t fault_errors;
+	atomic64_t fault_pages;
+	atomic64_t invalidations;
+	atomic64_t invalidated_pages;
+	atomic64_t prefetches;
+	atomic64_t prefetched_pages;
+	atomic64_t fault_ns_hist[MRC_ODP_HIST_BUCKETS];
+};
+
 /**
  * struct mrc_device - one device registered by a backend
  * @name: for messages; owned by the backend
@@ -292,6 +335,7 @@ enum mrc_stage {
  * @num_counters: live counters; under counter.c's mutex
  * @reg_pending: asynchronous registrations whose completion has not
  *	returned yet; mrc_unregister_device() waits for 0
+ * @odp: on-demand paging counters of the device's ODP MRs (odp.c)
  */
 struct mrc_device {
 	const char *name;
@@ -327,6 +371,7 @@ struct mrc_device {
 	unsigned long *counter_map;
 	u32 num_counters;
 	atomic_t reg_pending;
+	struct mrc_odp_dev_stats odp;
 };
 
 /**
@@ -397,7 +442,9 @@ void mrc_xlt_free(struct mrc_device *mdev, struct mrc_xlt *xlt);
 
 /*
  * Registration-only access bits (never stored in a device context).
- * MRC_ACCESS_ON_DEMAND is known but not supported yet: -EOPNOTSUPP.
+ * MRC_ACCESS_ON_DEMAND is accepted by user MRs on devices with
+ * MRC_CAP_ODP (odp.c); every other registration refuses it with
+ * -EOPNOTSUPP.
  */
 #define MRC_ACCESS_ZERO_BASED		BIT(5)
 #define MRC_ACCESS_ON_DEMAND		BIT(6)
@@ -473,6 +520,7 @@ struct mrc_phys_buf {
 
 struct mrc_umem;
 struct mrc_counter;
+struct mrc_odp;
 
 /**
  * struct mrc_mr - a memory region, allocated by mrcore
@@ -487,7 +535,8 @@ struct mrc_counter;
  * @mode: enum mrc_access_mode of the context
  * @nentries: MTT or KLM entries written
  * @xlt: translation area holding them (size 0 for PA mode)
- * @umem: pinned user memory (MRC_MR_USER)
+ * @umem: pinned user memory (MRC_MR_USER without ON_DEMAND)
+ * @odp: on-demand paging state (MRC_MR_USER with ON_DEMAND), or NULL
  * @bufs: mrcore's copy of the ranges (MRC_MR_PHYS), to rebuild entries
  * @nbufs: entries of @bufs
  * @sgt: the caller's table (MRC_MR_SG); it must stay mapped until dereg
@@ -520,6 +569,7 @@ struct mrc_mr {
 	u32 nentries;
 	struct mrc_xlt xlt;
 	struct mrc_umem *umem;
+	struct mrc_odp *odp;
 	struct mrc_phys_buf *bufs;
 	unsigned int nbufs;
 	struct sg_table *sgt;
@@ -778,6 +828,45 @@ int mrc_reg_mr_async(struct mrc_pd *pd, const struct mrc_reg_attr *attr,
 void mrc_reg_async_flush(struct mrc_pd *pd);
 void mrc_reg_async_flush_dev(struct mrc_device *mdev);
 int mrc_dereg_any(struct mrc_mr *mr);
+
+/*
+ * On-demand paging (odp.c): a user MR registered with MRC_ACCESS_ON_DEMAND
+ * pins nothing. Its MTT entries start non-present and its context carries
+ * MRC_MKEY_F_ODP; the backend reports an access that meets a non-present
+ * entry (or a write meeting a read-only one) to mrc_odp_fault(), which
+ * maps the pages and writes their entries, and then retries the access.
+ * An mmu_interval_notifier zaps entries (and calls ops->sync_mkey) before
+ * the CPU page tables change. Documentation/mrcore/odp.rst has the rules.
+ */
+#define MRC_ODP_WRITE		BIT(0)	/* the access writes: map writable */
+#define MRC_ODP_NO_FAULT	BIT(1)	/* prefetch: map only present pages */
+
+/* The most pages one fault maps: a 2 MiB range of 4 KiB pages. */
+#define MRC_ODP_FAULT_MAX_PAGES	512
+
+/**
+ * struct mrc_odp_stats - the on-demand paging counters of one MR
+ * @faults: faults that mapped pages of it
+ * @fault_pages: pages they mapped
+ * @invalidations: invalidations that zapped pages of it
+ * @invalidated_pages: pages they zapped
+ * @prefetched_pages: pages mapped by prefetch
+ * @mapped_pages: pages mapped now
+ */
+struct mrc_odp_stats {
+	u64 faults;
+	u64 fault_pages;
+	u64 invalidations;
+	u64 invalidated_pages;
+	u64 prefetched_pages;
+	u64 mapped_pages;
+};
+
+int mrc_odp_fault(struct mrc_device *mdev, u32 key, u64 iova, u64 len,
+		  u32 flags);
+int mrc_odp_prefetch(struct mrc_device *mdev, u32 pdn, u32 key, u64 iova,
+		     u64 len, u32 flags);
+int mrc_mr_odp_stats(struct mrc_mr *mr, struct mrc_odp_stats *st);
 
 /* mw.c */
 struct mrc_mw *mrc_alloc_mw_key(struct mrc_pd *pd, enum mrc_mw_type type,

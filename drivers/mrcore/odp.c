@@ -1,0 +1,691 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mrcore: on-demand paging (ODP) of user MRs.
+ *
+ * An ODP MR pins nothing and charges no RLIMIT_MEMLOCK. It is registered
+ * in MTT mode with PAGE_SIZE pages whose entries start non-present, and
+ * its context carries MRC_MKEY_F_ODP, so the device reports an access to
+ * a non-present entry (or a write to a read-only one) as a page fault
+ * instead of failing it. The backend hands the fault to mrc_odp_fault(),
+ * which resolves the pages with hmm_range_fault(), DMA-maps them and
+ * writes their entries, after which the device retries the access.
+ *
+ * Every MR has an mmu_interval_notifier over its user range. One pattern
+ * serves both sides (umem_odp's and test_hmm's):
+ *
+ *  - fault: mmu_interval_read_begin(), hmm_range_fault() under the mmap
+ *    lock, then @umem_mutex, then mmu_interval_read_retry(): a notifier
+ *    that ran meanwhile sends the fault round again (for at most
+ *    HMM_RANGE_DEFAULT_TIMEOUT); otherwise the pages are mapped and their
+ *    entries written under the mutex, so no invalidation can slip
+ *    between the check and the write.
+ *  - invalidate: @umem_mutex (only a trylock when the range may not
+ *    block), mmu_interval_set_seq(), then the entries of the range are
+ *    zapped in device memory, ops->sync_mkey() waits for device accesses
+ *    that may have read them, and only then are the pages unmapped (and
+ *    dirtied where the device could write them).
+ *
+ * The notifier callback runs in reclaim, so nothing under @umem_mutex
+ * allocates: the fault path allocates its buffers before taking it, and
+ * the zap writes zeros from the zero page. Lockdep is told so when the
+ * mutex is initialised.
+ *
+ * Implicit ODP (the whole address space) is not supported: -EOPNOTSUPP.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-mapping.h>
+#include <linux/export.h>
+#include <linux/hmm.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/mmu_notifier.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+
+#include "mrcore_loc.h"
+
+/**
+ * struct mrc_odp - the on-demand paging state of one MR
+ * @mr: the MR
+ * @notifier: covers [@start, @start + @npages pages) of the registering mm
+ * @umem_mutex: protects @pfns, @dma and the MR's MTT entries in device
+ *	memory; taken by the fault path and the notifier callback
+ * @start: user address of MTT entry 0 (page aligned)
+ * @npages: MTT entries, one per PAGE_SIZE page
+ * @writable: the MR has write rights: entries may carry MRC_MTT_WRITE
+ * @pfns: per page, the hmm pfn it is mapped with (HMM_PFN_VALID set, and
+ *	HMM_PFN_WRITE if its entry is writable), or 0 when not mapped
+ * @dma: per page, its DMA address while mapped
+ * @mapped: pages mapped now
+ * @faults: see struct mrc_odp_stats
+ * @fault_pages: see struct mrc_odp_stats
+ * @invalidations: see struct mrc_odp_stats
+ * @invalidated_pages: see struct mrc_odp_stats
+ * @prefetched_pages: see struct mrc_odp_stats
+ */
+struct mrc_odp {
+	struct mrc_mr *mr;
+	struct mmu_interval_notifier notifier;
+	struct mutex umem_mutex;	/* pfns, dma, device MTT entries */
+	u64 start;
+	u64 npages;
+	bool writable;
+	unsigned long *pfns;
+	dma_addr_t *dma;
+	atomic64_t mapped;
+	atomic64_t faults;
+	atomic64_t fault_pages;
+	atomic64_t invalidations;
+	atomic64_t invalidated_pages;
+	atomic64_t prefetched_pages;
+};
+
+/* A zero MTT entry is non-present; the zero page supplies them. */
+#define MRC_ODP_ZERO_ENTRIES	(PAGE_SIZE / MRC_MTT_ENTRY_SIZE)
+
+static bool mrc_odp_invalidate(struct mmu_interval_notifier *sub,
+			       const struct mmu_notifier_range *range,
+			       unsigned long cur_seq);
+
+static const struct mmu_interval_notifier_ops mrc_odp_notifier_ops = {
+	.invalidate = mrc_odp_invalidate,
+};
+
+static struct device *mrc_odp_dev(const struct mrc_odp *odp)
+{
+	return odp->mr->mdev->dma_dev;
+}
+
+/* The MTT entry of a mapped page @i; 0 (non-present) when unmapped. */
+static __le64 mrc_odp_entry(const struct mrc_odp *odp, u64 i)
+{
+	unsigned long pfn = odp->pfns[i];
+	u64 e;
+
+	if (!(pfn & HMM_PFN_VALID))
+		return 0;
+	e = odp->dma[i] | MRC_MTT_READ;
+	if (pfn & HMM_PFN_WRITE)
+		e |= MRC_MTT_WRITE;
+	return cpu_to_le64(e);
+}
+
+/* Unmap page @i, dirtying it if the device could write it. */
+static void mrc_odp_unmap_page(struct mrc_odp *odp, u64 i)
+{
+	unsigned long pfn = odp->pfns[i];
+
+	lockdep_assert_held(&odp->umem_mutex);
+
+	dma_unmap_page(mrc_odp_dev(odp), odp->dma[i], PAGE_SIZE,
+		       DMA_BIDIRECTIONAL);
+	if (pfn & HMM_PFN_WRITE)
+		set_page_dirty(compound_head(hmm_pfn_to_page(pfn)));
+	odp->pfns[i] = 0;
+	atomic64_dec(&odp->mapped);
+}
+
+/*
+ * Zap the entries of pages [@first, @last] in device memory, wait for the
+ * device accesses that may have read them, then unmap the mapped ones.
+ * Return: pages unmapped.
+ */
+static u64 mrc_odp_zap(struct mrc_odp *odp, u64 first, u64 last)
+{
+	struct mrc_mr *mr = odp->mr;
+	struct mrc_device *mdev = mr->mdev;
+	const void *zeros = page_address(ZERO_PAGE(0));
+	u64 i, n, unmapped = 0;
+
+	lockdep_assert_held(&odp->umem_mutex);
+
+	for (i = first; i <= last; i += n) {
+		n = min_t(u64, last + 1 - i, MRC_ODP_ZERO_ENTRIES);
+		/* Device memory writes of a checked range do not fail. */
+		WARN_ON_ONCE(mdev->ops->write_xlt(mdev, mr->xlt.offset +
+						  i * MRC_MTT_ENTRY_SIZE,
+						  zeros,
+						  n * MRC_MTT_ENTRY_SIZE));
+	}
+	mdev->ops->sync_mkey(mdev, mrc_key_index(mr->key));
+
+	for (i = first; i <= last; i++) {
+		if (odp->pfns[i] & HMM_PFN_VALID) {
+			mrc_odp_unmap_page(odp, i);
+			unmapped++;
+		}
+	}
+	return unmapped;
+}
+
+/* The mapped pages among [@first, @last], as a tighter range. */
+static bool mrc_odp_mapped_span(const struct mrc_odp *odp, u64 *first,
+				u64 *last)
+{
+	u64 i, lo = U64_MAX, hi = 0;
+
+	for (i = *first; i <= *last; i++) {
+		if (odp->pfns[i] & HMM_PFN_VALID) {
+			lo = min(lo, i);
+			hi = i;
+		}
+	}
+	if (lo == U64_MAX)
+		return false;
+	*first = lo;
+	*last = hi;
+	return true;
+}
+
+/*
+ * The notifier callback: the CPU page tables of part of the range are
+ * about to change. Reclaim, munmap, mprotect, madvise, fork's COW, THP
+ * splits and process exit all come through here.
+ */
+static bool mrc_odp_invalidate(struct mmu_interval_notifier *sub,
+			       const struct mmu_notifier_range *range,
+			       unsigned long cur_seq)
+{
+	struct mrc_odp *odp = container_of(sub, struct mrc_odp, notifier);
+	u64 end = odp->start + (odp->npages << PAGE_SHIFT);
+	u64 first, last, zapped;
+
+	if (mmu_notifier_range_blockable(range))
+		mutex_lock(&odp->umem_mutex);
+	else if (!mutex_trylock(&odp->umem_mutex))
+		return false;
+
+	mmu_interval_set_seq(sub, cur_seq);
+	first = (max_t(u64, range->start, odp->start) - odp->start) >>
+		PAGE_SHIFT;
+	last = (min_t(u64, range->end, end) - 1 - odp->start) >> PAGE_SHIFT;
+	if (range->start < end && range->end > odp->start &&
+	    mrc_odp_mapped_span(odp, &first, &last)) {
+		zapped = mrc_odp_zap(odp, first, last);
+		atomic64_inc(&odp->invalidations);
+		atomic64_add(zapped, &odp->invalidated_pages);
+		atomic64_inc(&odp->mr->mdev->odp.invalidations);
+		atomic64_add(zapped, &odp->mr->mdev->odp.invalidated_pages);
+	}
+	mutex_unlock(&odp->umem_mutex);
+	return true;
+}
+
+/*
+ * Map the pages hmm_range_fault() returned for [@idx, @idx + @n) and write
+ * their entries (@ents is the caller's buffer of @n). Pages already mapped
+ * to the same page keep their mapping; only their W bit may change.
+ * Return: pages newly mapped, or -EFAULT if a DMA mapping failed (the
+ * pages mapped before it stay mapped, with their entries written).
+ */
+static long mrc_odp_install(struct mrc_odp *odp, u64 idx, u64 n,
+			    const unsigned long *hmm_pfns, __le64 *ents)
+{
+	struct mrc_mr *mr = odp->mr;
+	struct mrc_device *mdev = mr->mdev;
+	unsigned long flags_mask = HMM_PFN_VALID |
+				   (odp->writable ? HMM_PFN_WRITE : 0);
+	long ret = 0, mapped = 0;
+	u64 i;
+
+	lockdep_assert_held(&odp->umem_mutex);
+
+	for (i = 0; i < n; i++) {
+		unsigned long pfn = hmm_pfns[i];
+		u64 j = idx + i;
+		struct page *page;
+		dma_addr_t dma;
+
+		if (!(pfn & HMM_PFN_VALID) || (pfn & HMM_PFN_ERROR))
+			continue;
+		page = hmm_pfn_to_page(pfn);
+		pfn = page_to_pfn(page) | (pfn & flags_mask);
+		if (odp->pfns[j] & HMM_PFN_VALID) {
+			if (hmm_pfn_to_page(odp->pfns[j]) == page) {
+				odp->pfns[j] = pfn | (odp->pfns[j] &
+						      HMM_PFN_WRITE);
+				continue;
+			}
+			/* The notifier unmaps before a page can change. */
+			WARN_ON_ONCE(1);
+			mrc_odp_unmap_page(odp, j);
+		}
+		dma = dma_map_page(mrc_odp_dev(odp), page, 0, PAGE_SIZE,
+				   DMA_BIDIRECTIONAL);
+		if (dma_mapping_error(mrc_odp_dev(odp), dma)) {
+			ret = -EFAULT;
+			n = i;
+			break;
+		}
+		odp->dma[j] = dma;
+		odp->pfns[j] = pfn;
+		atomic64_inc(&odp->mapped);
+		mapped++;
+	}
+
+	for (i = 0; i < n; i++)
+		ents[i] = mrc_odp_entry(odp, idx + i);
+	if (n) {
+		/* Checked range: device memory writes do not fail. */
+		WARN_ON_ONCE(mdev->ops->write_xlt(mdev, mr->xlt.offset +
+						  idx * MRC_MTT_ENTRY_SIZE,
+						  ents,
+						  n * MRC_MTT_ENTRY_SIZE));
+		mdev->ops->fence(mdev);
+	}
+	return ret ?: mapped;
+}
+
+/*
+ * Resolve and map pages [@idx, @idx + @n) of @odp, at most
+ * MRC_ODP_FAULT_MAX_PAGES: faulting them in (writable with MRC_ODP_WRITE),
+ * or with MRC_ODP_NO_FAULT only those present in the CPU page tables.
+ * Return: pages newly mapped; -EFAULT when the process has exited, an
+ * address has no VMA or the VMA forbids reading; -EPERM for a write
+ * fault on memory the process may not write; -EBUSY when invalidations
+ * kept racing for HMM_RANGE_DEFAULT_TIMEOUT; -ENOMEM.
+ */
+static long mrc_odp_map_range(struct mrc_odp *odp, u64 idx, u64 n, u32 flags)
+{
+	struct mm_struct *mm = odp->notifier.mm;
+	unsigned long timeout = jiffies +
+				msecs_to_jiffies(HMM_RANGE_DEFAULT_TIMEOUT);
+	struct hmm_range range = {
+		.notifier = &odp->notifier,
+		.start = odp->start + (idx << PAGE_SHIFT),
+		.end = odp->start + ((idx + n) << PAGE_SHIFT),
+	};
+	unsigned long *hmm_pfns;
+	__le64 *ents;
+	long ret;
+
+	if (!(flags & MRC_ODP_NO_FAULT)) {
+		range.default_flags = HMM_PFN_REQ_FAULT;
+		if ((flags & MRC_ODP_WRITE) && odp->writable)
+			range.default_flags |= HMM_PFN_REQ_WRITE;
+	}
+
+	/* Both buffers before the mutex: the notifier side may reclaim. */
+	hmm_pfns = kmalloc_array(n, sizeof(*hmm_pfns) + sizeof(*ents),
+				 GFP_KERNEL);
+	if (!hmm_pfns)
+		return -ENOMEM;
+	ents = (__le64 *)(hmm_pfns + n);
+	range.hmm_pfns = hmm_pfns;
+
+	if (!mmget_not_zero(mm)) {
+		ret = -EFAULT;
+		goto out_free;
+	}
+	for (;;) {
+		range.notifier_seq = mmu_interval_read_begin(&odp->notifier);
+		mmap_read_lock(mm);
+		ret = hmm_range_fault(&range);
+		mmap_read_unlock(mm);
+		if (ret == -EBUSY && !time_after(jiffies, timeout))
+			continue;
+		if (ret)
+			break;
+
+		mutex_lock(&odp->umem_mutex);
+		if (mmu_interval_read_retry(&odp->notifier,
+					    range.notifier_seq)) {
+			mutex_unlock(&odp->umem_mutex);
+			if (time_after(jiffies, timeout)) {
+				ret = -EBUSY;
+				break;
+			}
+			continue;
+		}
+		ret = mrc_odp_install(odp, idx, n, hmm_pfns, ents);
+		mutex_unlock(&odp->umem_mutex);
+		break;
+	}
+	mmput(mm);
+out_free:
+	kfree(hmm_pfns);
+	return ret;
+}
+
+/*
+ * The pages of @odp's MR that [@iova, @iova + @len) touches, from its
+ * first page on, at most @max; @len 0 counts as 1 byte.
+ */
+static int mrc_odp_pages(const struct mrc_odp *odp, u64 iova, u64 len,
+			 u64 max, u64 *idx, u64 *n)
+{
+	const struct mrc_mr *mr = odp->mr;
+	u64 end, mr_end = mr->iova + mr->length;
+
+	if (iova < mr->iova || iova >= mr_end)
+		return -ERANGE;
+	if (check_add_overflow(iova, max_t(u64, len, 1), &end) ||
+	    end > mr_end)
+		end = mr_end;
+	*idx = (iova >> PAGE_SHIFT) - (mr->iova >> PAGE_SHIFT);
+	*n = min(((end - 1) >> PAGE_SHIFT) - (mr->iova >> PAGE_SHIFT) + 1 -
+		 *idx, max);
+	return 0;
+}
+
+/* Bucket of the fault-latency histogram for @ns. */
+static unsigned int mrc_odp_hist_bucket(u64 ns)
+{
+	u64 us = div_u64(ns, NSEC_PER_USEC);
+
+	if (!us)
+		return 0;
+	return min_t(unsigned int, ilog2(us), MRC_ODP_HIST_BUCKETS - 1);
+}
+
+/* The ODP MR that owns @key, held; ERR_PTR(-ENOKEY / -EINVAL) if none. */
+static struct mrc_mr *mrc_odp_lookup(struct mrc_device *mdev, u32 key)
+{
+	struct mrc_mr *mr = mrc_mr_lookup(mdev, key);
+
+	if (IS_ERR(mr))
+		return mr;
+	if (!mr->odp) {
+		mrc_mr_put(mr);
+		return ERR_PTR(-EINVAL);
+	}
+	return mr;
+}
+
+/**
+ * mrc_odp_fault - resolve a device page fault on an ODP MR
+ * @mdev: the device that faulted
+ * @key: the key whose context has MRC_MKEY_F_ODP and a non-present entry
+ *	(the key of the MR itself, also when the access came through a
+ *	window or an indirect key naming it)
+ * @iova: address that faulted, in @key's address space
+ * @len: bytes of the access from @iova on (0 counts as 1): the pages they
+ *	touch are mapped, up to MRC_ODP_FAULT_MAX_PAGES
+ * @flags: MRC_ODP_WRITE for a write access
+ *
+ * Faults the pages in from the registering process's mm, DMA-maps them
+ * and writes their MTT entries (writable where the MR has write rights
+ * and the CPU mapping allows writing). The device may then retry the
+ * access. Concurrent invalidations are honoured: the entries written are
+ * those of a page-table state no notifier has since changed.
+ *
+ * Context: process context, not holding any mmap_lock; may sleep.
+ * Return: 0; -ENOKEY if @key is not live (the MR is being deregistered);
+ * -EINVAL if it is not an ODP MR's key; -ERANGE if @iova is outside the
+ * MR; -EFAULT if the process has exited or an address has no VMA or an
+ * unreadable one; -EPERM for a write to memory the process may not
+ * write; -EBUSY if invalidations kept racing; -ENOMEM.
+ */
+int mrc_odp_fault(struct mrc_device *mdev, u32 key, u64 iova, u64 len,
+		  u32 flags)
+{
+	u64 t0 = local_clock();
+	struct mrc_mr *mr;
+	u64 idx, n;
+	long ret;
+
+	mr = mrc_odp_lookup(mdev, key);
+	if (IS_ERR(mr)) {
+		ret = PTR_ERR(mr);
+		goto out_count;
+	}
+	ret = mrc_odp_pages(mr->odp, iova, len, MRC_ODP_FAULT_MAX_PAGES, &idx,
+			    &n);
+	if (!ret)
+		ret = mrc_odp_map_range(mr->odp, idx, n,
+					flags & MRC_ODP_WRITE);
+	if (ret >= 0) {
+		atomic64_inc(&mr->odp->faults);
+		atomic64_add(ret, &mr->odp->fault_pages);
+		atomic64_add(ret, &mdev->odp.fault_pages);
+	}
+	mrc_mr_put(mr);
+
+out_count:
+	if (ret < 0) {
+		atomic64_inc(&mdev->odp.fault_errors);
+		pr_debug("%s: fault key 0x%08x iova 0x%llx: %ld\n", mdev->name,
+			 key, iova, ret);
+		return ret;
+	}
+	atomic64_inc(&mdev->odp.faults);
+	atomic64_inc(&mdev->odp.fault_ns_hist[mrc_odp_hist_bucket(local_clock() -
+								   t0)]);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(mrc_odp_fault);
+
+/**
+ * mrc_odp_prefetch - map a range of an ODP MR ahead of the device's accesses
+ * @mdev: device
+ * @pdn: PD number the caller acts for; the MR must be of this PD
+ * @key: the ODP MR's key
+ * @iova: first address, in the key's address space
+ * @len: bytes; the range is clipped to the MR
+ * @flags: MRC_ODP_WRITE to map writable (faulting for write),
+ *	MRC_ODP_NO_FAULT to map only pages already present
+ *
+ * The advise_mr PREFETCH (0), PREFETCH_WRITE (MRC_ODP_WRITE) and
+ * PREFETCH_NO_FAULT (MRC_ODP_NO_FAULT) advices, synchronously; the
+ * backend runs it from a work item for an asynchronous advice.
+ *
+ * Context: process context, not holding any mmap_lock; may sleep.
+ * Return: 0; -EINVAL if @key is not an ODP MR's key or the MR is of
+ * another PD; otherwise the errors of mrc_odp_fault().
+ */
+int mrc_odp_prefetch(struct mrc_device *mdev, u32 pdn, u32 key, u64 iova,
+		     u64 len, u32 flags)
+{
+	struct mrc_mr *mr;
+	u64 idx, n, done = 0;
+	long ret = 0;
+
+	mr = mrc_odp_lookup(mdev, key);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	if (mr->pd->pdn != pdn) {
+		ret = -EINVAL;
+		goto out_put;
+	}
+	ret = mrc_odp_pages(mr->odp, iova, len, mr->odp->npages, &idx, &n);
+	while (!ret && n) {
+		u64 chunk = min_t(u64, n, MRC_ODP_FAULT_MAX_PAGES);
+
+		ret = mrc_odp_map_range(mr->odp, idx, chunk, flags);
+		if (ret < 0)
+			break;
+		done += ret;
+		ret = 0;
+		idx += chunk;
+		n -= chunk;
+		cond_resched();
+	}
+	atomic64_add(done, &mr->odp->prefetched_pages);
+	atomic64_add(done, &mdev->odp.prefetched_pages);
+	if (!ret)
+		atomic64_inc(&mdev->odp.prefetches);
+
+out_put:
+	mrc_mr_put(mr);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(mrc_odp_prefetch);
+
+/**
+ * mrc_mr_odp_stats - the on-demand paging counters of an MR
+ * @mr: a registered MR
+ * @st: out: its counters
+ *
+ * Context: any context.
+ * Return: 0, or -EINVAL if @mr is not an ODP MR.
+ */
+int mrc_mr_odp_stats(struct mrc_mr *mr, struct mrc_odp_stats *st)
+{
+	struct mrc_odp *odp = mr->odp;
+
+	if (!odp)
+		return -EINVAL;
+	*st = (struct mrc_odp_stats) {
+		.faults = atomic64_read(&odp->faults),
+		.fault_pages = atomic64_read(&odp->fault_pages),
+		.invalidations = atomic64_read(&odp->invalidations),
+		.invalidated_pages = atomic64_read(&odp->invalidated_pages),
+		.prefetched_pages = atomic64_read(&odp->prefetched_pages),
+		.mapped_pages = atomic64_read(&odp->mapped),
+	};
+	return 0;
+}
+EXPORT_SYMBOL_GPL(mrc_mr_odp_stats);
+
+/**
+ * mrc_odp_check - the checks of an ODP registration that need no allocation
+ * @pd: a checked protection domain
+ * @attr: a user MR with MRC_ACCESS_ON_DEMAND
+ *
+ * Context: process context.
+ * Return: 0; -EOPNOTSUPP on a device without MRC_CAP_ODP, for implicit
+ * ODP (start 0, length U64_MAX) or ZERO_BASED; -EINVAL for the range
+ * and access errors of mrc_reg_user_mr(); -EFAULT without a user mm.
+ */
+int mrc_odp_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr)
+{
+	int ret;
+
+	ret = mrc_check_access(attr->access & ~MRC_ACCESS_ON_DEMAND);
+	if (ret)
+		return ret;
+	if (!(pd->mdev->caps.flags & MRC_CAP_ODP))
+		return -EOPNOTSUPP;
+	if (!attr->start && attr->length == U64_MAX)
+		return -EOPNOTSUPP;
+	if (attr->access & MRC_ACCESS_ZERO_BASED)
+		return -EOPNOTSUPP;
+	ret = mrc_check_user_range(attr->start, attr->length, attr->iova);
+	if (ret)
+		return ret;
+	return current->mm ? 0 : -EFAULT;
+}
+
+static void mrc_odp_free(struct mrc_odp *odp)
+{
+	mutex_destroy(&odp->umem_mutex);
+	kvfree(odp->dma);
+	kvfree(odp->pfns);
+	kfree(odp);
+}
+
+static struct mrc_odp *mrc_odp_alloc(const struct mrc_reg_attr *attr)
+{
+	u64 start = attr->start & PAGE_MASK;
+	struct mrc_odp *odp;
+
+	odp = kzalloc(sizeof(*odp), GFP_KERNEL);
+	if (!odp)
+		return NULL;
+	mutex_init(&odp->umem_mutex);
+	/* The notifier takes the mutex in reclaim: say so to lockdep now. */
+	if (IS_ENABLED(CONFIG_LOCKDEP)) {
+		fs_reclaim_acquire(GFP_KERNEL);
+		mutex_lock(&odp->umem_mutex);
+		mutex_unlock(&odp->umem_mutex);
+		fs_reclaim_release(GFP_KERNEL);
+	}
+	odp->start = start;
+	odp->npages = (PAGE_ALIGN(attr->start + attr->length) - start) >>
+		      PAGE_SHIFT;
+	odp->writable = mrc_access_writable(attr->access);
+	odp->pfns = kvcalloc(odp->npages, sizeof(*odp->pfns), GFP_KERNEL);
+	odp->dma = kvcalloc(odp->npages, sizeof(*odp->dma), GFP_KERNEL);
+	if (!odp->pfns || !odp->dma) {
+		mrc_odp_free(odp);
+		return NULL;
+	}
+	return odp;
+}
+
+/**
+ * mrc_odp_reg - register an explicit ODP MR over the caller's memory
+ * @pd: a checked protection domain
+ * @attr: a user MR with MRC_ACCESS_ON_DEMAND that passed mrc_odp_check()
+ *
+ * Nothing is pinned: the notifier is inserted, then the MR installed with
+ * non-present entries and an MRC_MKEY_F_ODP context.
+ *
+ * Context: process context of the process that owns the memory.
+ * Return: the MR; -ENOMEM; -ENOSPC when no key or translation space is
+ * free; or the error of a backend op or of the notifier insertion.
+ */
+struct mrc_mr *mrc_odp_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr)
+{
+	struct mrc_trans t = {
+		.iova = attr->iova,
+		.length = attr->length,
+		.writable = mrc_access_writable(attr->access),
+		.mode = MRC_ACCESS_MODE_MTT,
+		.page_shift = PAGE_SHIFT,
+		.odp = true,
+	};
+	struct mrc_odp *odp;
+	struct mrc_mr *mr;
+	int ret;
+
+	odp = mrc_odp_alloc(attr);
+	if (!odp)
+		return ERR_PTR(-ENOMEM);
+	t.nentries = odp->npages;
+
+	mr = mrc_mr_alloc(pd, attr);
+	if (!mr) {
+		ret = -ENOMEM;
+		goto out_free_odp;
+	}
+	odp->mr = mr;
+	mr->odp = odp;
+
+	ret = mmu_interval_notifier_insert(&odp->notifier, current->mm,
+					   odp->start,
+					   odp->npages << PAGE_SHIFT,
+					   &mrc_odp_notifier_ops);
+	if (ret)
+		goto out_free_mr;
+
+	ret = mrc_mr_install(mr, &t);
+	if (ret)
+		goto out_remove_notifier;
+	return mr;
+
+out_remove_notifier:
+	mmu_interval_notifier_remove(&odp->notifier);
+out_free_mr:
+	mrc_mr_free(mr);
+out_free_odp:
+	mrc_odp_free(odp);
+	return ERR_PTR(ret);
+}
+
+/**
+ * mrc_odp_release - tear down the ODP state of an MR being deregistered
+ * @mr: an ODP MR whose key the device no longer resolves
+ *
+ * The notifier is removed first (waiting for a callback in progress), so
+ * nothing else touches the pages; then every mapped page is unmapped and
+ * dirtied where the device could write it.
+ *
+ * Context: process context; may sleep.
+ */
+void mrc_odp_release(struct mrc_mr *mr)
+{
+	struct mrc_odp *odp = mr->odp;
+	u64 i;
+
+	mmu_interval_notifier_remove(&odp->notifier);
+	mutex_lock(&odp->umem_mutex);
+	for (i = 0; i < odp->npages; i++)
+		if (odp->pfns[i] & HMM_PFN_VALID)
+			mrc_odp_unmap_page(odp, i);
+	mutex_unlock(&odp->umem_mutex);
+	mr->odp = NULL;
+	mrc_odp_free(odp);
+}
