@@ -44,6 +44,7 @@ enum mrct_ext_id {
 	MRCT_EXT_FMR,
 	MRCT_EXT_MW,
 	MRCT_EXT_KEYS,
+	MRCT_EXT_ODP,
 	MRCT_NUM_EXTS
 };
 
@@ -97,6 +98,7 @@ extern const struct mrct_ext mrct_fmr_ext;
 extern const struct mrct_ext mrct_mw_ext;
 extern const struct mrct_ext mrct_counter_ext;
 extern const struct mrct_ext mrct_keys_ext;
+extern const struct mrct_ext mrct_odp_ext;
 
 /* mrcore_test.c: for the feature files, all under @ctx->lock. */
 struct mrct_pair *mrct_pair_get(struct mrct_ctx *ctx, u32 handle);

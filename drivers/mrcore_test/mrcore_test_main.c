@@ -102,6 +102,7 @@ static const struct mrct_ext *const mrct_exts[MRCT_NUM_EXTS] = {
 	[MRCT_EXT_FMR] = &mrct_fmr_ext,
 	[MRCT_EXT_MW] = &mrct_mw_ext,
 	[MRCT_EXT_KEYS] = &mrct_keys_ext,
+	[MRCT_EXT_ODP] = &mrct_odp_ext,
 };
 
 /*

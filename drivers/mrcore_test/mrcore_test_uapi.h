@@ -1498,4 +1498,88 @@ struct mrct_keys_handle {
 
 /* End of requested keys ------------------------------------------------- */
 
+/*
+ * On-demand paging. MRCT_REG with MRCT_ACCESS_ON_DEMAND registers an ODP
+ * MR: nothing is pinned (pinned_vm does not move), and the device maps
+ * pages when its accesses fault (MRCT_QP_POST; MRCT_DEV_READ and
+ * MRCT_DEV_WRITE do not fault: they fail -EAGAIN on a page that is not
+ * mapped). MRCT_ODP_ADVISE is ib_advise_mr() on such an MR; MRCT_ODP_STATS
+ * reads its counters and the device's. The vhca device's own fault-queue
+ * counters are in /sys/kernel/debug/vhca/<dev>/odp.
+ */
+
+/* mrct_odp_advise.advice: the IB_UVERBS_ADVISE_MR_ADVICE_* values */
+#define MRCT_ADVISE_PREFETCH		0
+#define MRCT_ADVISE_PREFETCH_WRITE	1
+#define MRCT_ADVISE_PREFETCH_NO_FAULT	2
+/* mrct_odp_advise.flags: IB_UVERBS_ADVISE_MR_FLAG_FLUSH */
+#define MRCT_ADVISE_FLUSH		0x1U
+
+/**
+ * struct mrct_odp_advise - MRCT_ODP_ADVISE: ib_advise_mr() on one range
+ * @addr: (in) first address, in the MR's address space (its iova)
+ * @length: (in) bytes
+ * @handle: (in) MR, from MRCT_REG
+ * @advice: (in) MRCT_ADVISE_*, passed unchecked
+ * @flags: (in) MRCT_ADVISE_FLUSH or 0 (asynchronous), passed unchecked
+ * @pd: (in) PD index the advice is given on, below MRCT_NUM_PDS
+ * @reserved: zero
+ *
+ * Return: 0 or the errno of ib_advise_mr(): without MRCT_ADVISE_FLUSH it
+ * only queues the prefetch; -ENOENT no such MR; -ENODEV no device.
+ */
+struct mrct_odp_advise {
+	__u64 addr;
+	__u32 length;
+	__u32 handle;
+	__u32 advice;
+	__u32 flags;
+	__u32 pd;
+	__u32 reserved;
+};
+
+/**
+ * struct mrct_odp_stats - MRCT_ODP_STATS: ODP counters of an MR and its device
+ * @handle: (in) an ODP MR
+ * @reserved: zero
+ * @faults: (out) faults that mapped pages of the MR
+ * @fault_pages: (out) pages they mapped
+ * @invalidations: (out) notifier invalidations that unmapped pages of it
+ * @invalidated_pages: (out) pages they unmapped
+ * @prefetched_pages: (out) pages mapped by MRCT_ODP_ADVISE
+ * @mapped_pages: (out) pages mapped now
+ * @dev_faults: (out) the device's resolved faults, every MR's
+ * @dev_fault_errors: (out) the device's faults that failed
+ * @dev_fault_pages: (out) pages the device's faults mapped
+ * @dev_invalidations: (out) the device's invalidations
+ * @dev_invalidated_pages: (out) pages they unmapped
+ * @dev_prefetches: (out) the device's successful prefetches
+ * @dev_prefetched_pages: (out) pages they mapped
+ *
+ * Return: 0; -ENOENT no such MR; -EINVAL not an ODP MR (or bad input);
+ * -EOPNOTSUPP not a vhca device; -ENODEV no device.
+ */
+struct mrct_odp_stats {
+	__u32 handle;
+	__u32 reserved;
+	__u64 faults;
+	__u64 fault_pages;
+	__u64 invalidations;
+	__u64 invalidated_pages;
+	__u64 prefetched_pages;
+	__u64 mapped_pages;
+	__u64 dev_faults;
+	__u64 dev_fault_errors;
+	__u64 dev_fault_pages;
+	__u64 dev_invalidations;
+	__u64 dev_invalidated_pages;
+	__u64 dev_prefetches;
+	__u64 dev_prefetched_pages;
+};
+
+#define MRCT_ODP_ADVISE		_IOW(MRCT_IOC_MAGIC, 0xA0, struct mrct_odp_advise)
+#define MRCT_ODP_STATS		_IOWR(MRCT_IOC_MAGIC, 0xA1, struct mrct_odp_stats)
+
+/* End of on-demand paging ----------------------------------------------- */
+
 #endif /* _MRCORE_TEST_UAPI_H */
