@@ -12,7 +12,7 @@
 #	 OUTDIR/fmr_tests, OUTDIR/mw_tests, OUTDIR/counter_tests,
 #	 OUTDIR/keys_tests, OUTDIR/odp_tests, OUTDIR/mkey_exhaust,
 #	 OUTDIR/mr_bench,
-#	 OUTDIR/dp_bench)
+#	 OUTDIR/dp_bench, OUTDIR/odp_bench)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -50,5 +50,7 @@ gcc "${cflags[@]}" -o "$out/mkey_exhaust" \
 	"$top/tools/testing/selftests/mrcore/mkey_exhaust.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/mr_bench" \
 	"$top/tools/testing/selftests/mrcore/mr_bench.c" "${ldflags[@]}"
+gcc "${cflags[@]}" -o "$out/odp_bench" \
+	"$top/tools/testing/selftests/mrcore/odp_bench.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/dp_bench" \
 	"$top/tools/testing/selftests/mrcore/dp_bench.c" "${ldflags[@]}"

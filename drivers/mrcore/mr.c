@@ -109,6 +109,10 @@ static int mrc_trans_copy(struct mrc_device *mdev, struct mrc_trans *t)
 	void *buf = small;
 	int ret = 0, n;
 
+	/* Fresh space of such a device reads as non-present entries already. */
+	if (t->odp && (mdev->caps.flags & MRC_CAP_XLT_ZEROED))
+		return 0;
+
 	/* Small tables, the common case, are built on the stack. */
 	if ((size_t)chunk * esize > sizeof(small)) {
 		buf = kvmalloc_array(chunk, esize, GFP_KERNEL);
@@ -279,8 +283,7 @@ void mrc_mr_init(struct mrc_mr *mr, struct mrc_pd *pd, enum mrc_mr_type type,
 }
 
 /* An MR of @attr's type and rights, to take @attr's key (0: any). */
-struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd,
-				   const struct mrc_reg_attr *attr)
+struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd, const struct mrc_reg_attr *attr)
 {
 	struct mrc_mr *mr;
 

@@ -26,9 +26,15 @@
  *    dirtied where the device could write them).
  *
  * The notifier callback runs in reclaim, so nothing under @umem_mutex
- * allocates: the fault path allocates its buffers before taking it, and
- * the zap writes zeros from the zero page. Lockdep is told so when the
- * mutex is initialised.
+ * allocates: the fault path allocates its buffers (and the per-page
+ * state of the chunks it maps into) before taking it, and the zap writes
+ * zeros from the zero page. Lockdep is told so when the mutex is
+ * initialised.
+ *
+ * Registration is O(1) in the MR's size on a device that keeps free
+ * translation space zeroed (MRC_CAP_XLT_ZEROED): no entry is written, and
+ * the per-page state (hmm pfn and DMA address) lives in chunks of
+ * MRC_ODP_CHUNK_PAGES pages allocated by the first fault into each.
  *
  * Implicit ODP (the whole address space) is not supported: -EOPNOTSUPP.
  */
@@ -46,18 +52,36 @@
 
 #include "mrcore_loc.h"
 
+/* Pages per chunk of per-page state: one fault's worth (2 MiB of pages). */
+#define MRC_ODP_CHUNK_SHIFT	9
+#define MRC_ODP_CHUNK_PAGES	BIT(MRC_ODP_CHUNK_SHIFT)
+static_assert(MRC_ODP_CHUNK_PAGES >= MRC_ODP_FAULT_MAX_PAGES,
+	      "a fault spans at most two chunks");
+
+/**
+ * struct mrc_odp_chunk - the state of MRC_ODP_CHUNK_PAGES pages of an MR
+ * @pfns: per page, the hmm pfn it is mapped with (HMM_PFN_VALID set, and
+ *	HMM_PFN_WRITE if its entry is writable), or 0 when not mapped
+ * @dma: per page, its DMA address while mapped
+ */
+struct mrc_odp_chunk {
+	unsigned long pfns[MRC_ODP_CHUNK_PAGES];
+	dma_addr_t dma[MRC_ODP_CHUNK_PAGES];
+};
+
 /**
  * struct mrc_odp - the on-demand paging state of one MR
  * @mr: the MR
  * @notifier: covers [@start, @start + @npages pages) of the registering mm
- * @umem_mutex: protects @pfns, @dma and the MR's MTT entries in device
- *	memory; taken by the fault path and the notifier callback
+ * @umem_mutex: protects @chunks (the pointers and their contents) and the
+ *	MR's MTT entries in device memory; taken by the fault path and the
+ *	notifier callback
  * @start: user address of MTT entry 0 (page aligned)
  * @npages: MTT entries, one per PAGE_SIZE page
  * @writable: the MR has write rights: entries may carry MRC_MTT_WRITE
- * @pfns: per page, the hmm pfn it is mapped with (HMM_PFN_VALID set, and
- *	HMM_PFN_WRITE if its entry is writable), or 0 when not mapped
- * @dma: per page, its DMA address while mapped
+ * @chunks: per MRC_ODP_CHUNK_PAGES pages, their state, or NULL while no
+ *	fault has mapped into them (none of them mapped)
+ * @nchunks: entries of @chunks
  * @mapped: pages mapped now
  * @faults: see struct mrc_odp_stats
  * @fault_pages: see struct mrc_odp_stats
@@ -72,8 +96,8 @@ struct mrc_odp {
 	u64 start;
 	u64 npages;
 	bool writable;
-	unsigned long *pfns;
-	dma_addr_t *dma;
+	struct mrc_odp_chunk **chunks;
+	u64 nchunks;
 	atomic64_t mapped;
 	atomic64_t faults;
 	atomic64_t fault_pages;
@@ -98,15 +122,38 @@ static struct device *mrc_odp_dev(const struct mrc_odp *odp)
 	return odp->mr->mdev->dma_dev;
 }
 
-/* The MTT entry of a mapped page @i; 0 (non-present) when unmapped. */
-static __le64 mrc_odp_entry(const struct mrc_odp *odp, u64 i)
+static struct mrc_odp_chunk *mrc_odp_chunk(const struct mrc_odp *odp, u64 i)
 {
-	unsigned long pfn = odp->pfns[i];
+	return odp->chunks[i >> MRC_ODP_CHUNK_SHIFT];
+}
+
+/* The hmm pfn page @i is mapped with, 0 when it is not mapped. */
+static unsigned long mrc_odp_pfn(const struct mrc_odp *odp, u64 i)
+{
+	struct mrc_odp_chunk *c = mrc_odp_chunk(odp, i);
+
+	return c ? c->pfns[i & (MRC_ODP_CHUNK_PAGES - 1)] : 0;
+}
+
+static unsigned long *mrc_odp_pfn_slot(struct mrc_odp *odp, u64 i)
+{
+	return &mrc_odp_chunk(odp, i)->pfns[i & (MRC_ODP_CHUNK_PAGES - 1)];
+}
+
+static dma_addr_t *mrc_odp_dma_slot(struct mrc_odp *odp, u64 i)
+{
+	return &mrc_odp_chunk(odp, i)->dma[i & (MRC_ODP_CHUNK_PAGES - 1)];
+}
+
+/* The MTT entry of a mapped page @i; 0 (non-present) when unmapped. */
+static __le64 mrc_odp_entry(struct mrc_odp *odp, u64 i)
+{
+	unsigned long pfn = mrc_odp_pfn(odp, i);
 	u64 e;
 
 	if (!(pfn & HMM_PFN_VALID))
 		return 0;
-	e = odp->dma[i] | MRC_MTT_READ;
+	e = *mrc_odp_dma_slot(odp, i) | MRC_MTT_READ;
 	if (pfn & HMM_PFN_WRITE)
 		e |= MRC_MTT_WRITE;
 	return cpu_to_le64(e);
@@ -115,15 +162,15 @@ static __le64 mrc_odp_entry(const struct mrc_odp *odp, u64 i)
 /* Unmap page @i, dirtying it if the device could write it. */
 static void mrc_odp_unmap_page(struct mrc_odp *odp, u64 i)
 {
-	unsigned long pfn = odp->pfns[i];
+	unsigned long pfn = mrc_odp_pfn(odp, i);
 
 	lockdep_assert_held(&odp->umem_mutex);
 
-	dma_unmap_page(mrc_odp_dev(odp), odp->dma[i], PAGE_SIZE,
+	dma_unmap_page(mrc_odp_dev(odp), *mrc_odp_dma_slot(odp, i), PAGE_SIZE,
 		       DMA_BIDIRECTIONAL);
 	if (pfn & HMM_PFN_WRITE)
 		set_page_dirty(compound_head(hmm_pfn_to_page(pfn)));
-	odp->pfns[i] = 0;
+	*mrc_odp_pfn_slot(odp, i) = 0;
 	atomic64_dec(&odp->mapped);
 }
 
@@ -152,7 +199,7 @@ static u64 mrc_odp_zap(struct mrc_odp *odp, u64 first, u64 last)
 	mdev->ops->sync_mkey(mdev, mrc_key_index(mr->key));
 
 	for (i = first; i <= last; i++) {
-		if (odp->pfns[i] & HMM_PFN_VALID) {
+		if (mrc_odp_pfn(odp, i) & HMM_PFN_VALID) {
 			mrc_odp_unmap_page(odp, i);
 			unmapped++;
 		}
@@ -160,14 +207,21 @@ static u64 mrc_odp_zap(struct mrc_odp *odp, u64 first, u64 last)
 	return unmapped;
 }
 
-/* The mapped pages among [@first, @last], as a tighter range. */
+/*
+ * The mapped pages among [@first, @last], as a tighter range; chunks no
+ * fault has reached are skipped whole.
+ */
 static bool mrc_odp_mapped_span(const struct mrc_odp *odp, u64 *first,
 				u64 *last)
 {
 	u64 i, lo = U64_MAX, hi = 0;
 
 	for (i = *first; i <= *last; i++) {
-		if (odp->pfns[i] & HMM_PFN_VALID) {
+		if (!mrc_odp_chunk(odp, i)) {
+			i |= MRC_ODP_CHUNK_PAGES - 1;
+			continue;
+		}
+		if (mrc_odp_pfn(odp, i) & HMM_PFN_VALID) {
 			lo = min(lo, i);
 			hi = i;
 		}
@@ -233,7 +287,7 @@ static long mrc_odp_install(struct mrc_odp *odp, u64 idx, u64 n,
 	lockdep_assert_held(&odp->umem_mutex);
 
 	for (i = 0; i < n; i++) {
-		unsigned long pfn = hmm_pfns[i];
+		unsigned long pfn = hmm_pfns[i], old;
 		u64 j = idx + i;
 		struct page *page;
 		dma_addr_t dma;
@@ -242,10 +296,11 @@ static long mrc_odp_install(struct mrc_odp *odp, u64 idx, u64 n,
 			continue;
 		page = hmm_pfn_to_page(pfn);
 		pfn = page_to_pfn(page) | (pfn & flags_mask);
-		if (odp->pfns[j] & HMM_PFN_VALID) {
-			if (hmm_pfn_to_page(odp->pfns[j]) == page) {
-				odp->pfns[j] = pfn | (odp->pfns[j] &
-						      HMM_PFN_WRITE);
+		old = mrc_odp_pfn(odp, j);
+		if (old & HMM_PFN_VALID) {
+			if (hmm_pfn_to_page(old) == page) {
+				*mrc_odp_pfn_slot(odp, j) =
+					pfn | (old & HMM_PFN_WRITE);
 				continue;
 			}
 			/* The notifier unmaps before a page can change. */
@@ -259,8 +314,8 @@ static long mrc_odp_install(struct mrc_odp *odp, u64 idx, u64 n,
 			n = i;
 			break;
 		}
-		odp->dma[j] = dma;
-		odp->pfns[j] = pfn;
+		*mrc_odp_dma_slot(odp, j) = dma;
+		*mrc_odp_pfn_slot(odp, j) = pfn;
 		atomic64_inc(&odp->mapped);
 		mapped++;
 	}
@@ -276,6 +331,33 @@ static long mrc_odp_install(struct mrc_odp *odp, u64 idx, u64 n,
 		mdev->ops->fence(mdev);
 	}
 	return ret ?: mapped;
+}
+
+/*
+ * Make sure the chunks of pages [@idx, @idx + @n) exist: the missing ones
+ * are allocated here, outside @umem_mutex, and installed under it.
+ */
+static int mrc_odp_get_chunks(struct mrc_odp *odp, u64 idx, u64 n)
+{
+	u64 c, last = (idx + n - 1) >> MRC_ODP_CHUNK_SHIFT;
+	struct mrc_odp_chunk *fresh;
+
+	for (c = idx >> MRC_ODP_CHUNK_SHIFT; c <= last; c++) {
+		/* Set once, under the mutex: a stale NULL only costs a kfree. */
+		if (READ_ONCE(odp->chunks[c]))
+			continue;
+		fresh = kvzalloc(sizeof(*fresh), GFP_KERNEL);
+		if (!fresh)
+			return -ENOMEM;
+		mutex_lock(&odp->umem_mutex);
+		if (!odp->chunks[c]) {
+			WRITE_ONCE(odp->chunks[c], fresh);
+			fresh = NULL;
+		}
+		mutex_unlock(&odp->umem_mutex);
+		kvfree(fresh);
+	}
+	return 0;
 }
 
 /*
@@ -307,7 +389,10 @@ static long mrc_odp_map_range(struct mrc_odp *odp, u64 idx, u64 n, u32 flags)
 			range.default_flags |= HMM_PFN_REQ_WRITE;
 	}
 
-	/* Both buffers before the mutex: the notifier side may reclaim. */
+	/* Allocations before the mutex: the notifier side may reclaim. */
+	ret = mrc_odp_get_chunks(odp, idx, n);
+	if (ret)
+		return ret;
 	hmm_pfns = kmalloc_array(n, sizeof(*hmm_pfns) + sizeof(*ents),
 				 GFP_KERNEL);
 	if (!hmm_pfns)
@@ -570,9 +655,13 @@ int mrc_odp_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr)
 
 static void mrc_odp_free(struct mrc_odp *odp)
 {
+	u64 c;
+
 	mutex_destroy(&odp->umem_mutex);
-	kvfree(odp->dma);
-	kvfree(odp->pfns);
+	if (odp->chunks)
+		for (c = 0; c < odp->nchunks; c++)
+			kvfree(odp->chunks[c]);
+	kvfree(odp->chunks);
 	kfree(odp);
 }
 
@@ -596,9 +685,9 @@ static struct mrc_odp *mrc_odp_alloc(const struct mrc_reg_attr *attr)
 	odp->npages = (PAGE_ALIGN(attr->start + attr->length) - start) >>
 		      PAGE_SHIFT;
 	odp->writable = mrc_access_writable(attr->access);
-	odp->pfns = kvcalloc(odp->npages, sizeof(*odp->pfns), GFP_KERNEL);
-	odp->dma = kvcalloc(odp->npages, sizeof(*odp->dma), GFP_KERNEL);
-	if (!odp->pfns || !odp->dma) {
+	odp->nchunks = DIV_ROUND_UP_ULL(odp->npages, MRC_ODP_CHUNK_PAGES);
+	odp->chunks = kvcalloc(odp->nchunks, sizeof(*odp->chunks), GFP_KERNEL);
+	if (!odp->chunks) {
 		mrc_odp_free(odp);
 		return NULL;
 	}
@@ -682,9 +771,12 @@ void mrc_odp_release(struct mrc_mr *mr)
 
 	mmu_interval_notifier_remove(&odp->notifier);
 	mutex_lock(&odp->umem_mutex);
-	for (i = 0; i < odp->npages; i++)
-		if (odp->pfns[i] & HMM_PFN_VALID)
+	for (i = 0; i < odp->npages; i++) {
+		if (!mrc_odp_chunk(odp, i))
+			i |= MRC_ODP_CHUNK_PAGES - 1;
+		else if (mrc_odp_pfn(odp, i) & HMM_PFN_VALID)
 			mrc_odp_unmap_page(odp, i);
+	}
 	mutex_unlock(&odp->umem_mutex);
 	mr->odp = NULL;
 	mrc_odp_free(odp);

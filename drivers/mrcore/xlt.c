@@ -14,6 +14,8 @@
 #include <linux/bitmap.h>
 #include <linux/export.h>
 #include <linux/log2.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 
@@ -255,6 +257,22 @@ static bool mrc_xlt_valid(const struct mrc_device *mdev,
 	       end <= mdev->caps.xlt_size;
 }
 
+/*
+ * Keep free space zeroed (MRC_CAP_XLT_ZEROED): zero @xlt before it goes
+ * back to the allocator. Writes of a checked range do not fail.
+ */
+static void mrc_xlt_zero(struct mrc_device *mdev, const struct mrc_xlt *xlt)
+{
+	const void *zeros = page_address(ZERO_PAGE(0));
+	u64 off, n;
+
+	for (off = 0; off < xlt->size; off += n) {
+		n = min_t(u64, xlt->size - off, PAGE_SIZE);
+		WARN_ON_ONCE(mdev->ops->write_xlt(mdev, xlt->offset + off,
+						  zeros, n));
+	}
+}
+
 /**
  * mrc_xlt_free - return a piece of translation area
  * @mdev: registered device
@@ -274,6 +292,8 @@ void mrc_xlt_free(struct mrc_device *mdev, struct mrc_xlt *xlt)
 	if (mrc_misuse(mdev, !mrc_xlt_valid(mdev, xlt)))
 		return;
 
+	if (mdev->caps.flags & MRC_CAP_XLT_ZEROED)
+		mrc_xlt_zero(mdev, xlt);
 	order = ilog2(xlt->size >> MRC_XLT_SEG_SHIFT);
 	spin_lock(&buddy->lock);
 	freed = mrc_xlt_put(buddy, xlt->offset >> (MRC_XLT_SEG_SHIFT + order),

@@ -351,7 +351,8 @@ struct vhca_dev *vhca_dev_alloc(const char *name, struct net_device *ndev,
 	vdev->mdev.caps.max_pds = 1U << 16;
 	vdev->mdev.caps.xlt_size = xlt_size;
 	vdev->mdev.caps.page_size_bitmap = SZ_4K | SZ_2M | SZ_1G;
-	vdev->mdev.caps.flags = MRC_CAP_KLM | MRC_CAP_ODP;
+	/* Device memory starts zeroed (vhca_devmem_init()). */
+	vdev->mdev.caps.flags = MRC_CAP_KLM | MRC_CAP_ODP | MRC_CAP_XLT_ZEROED;
 	vdev->mdev.caps.max_counters = VHCA_MAX_COUNTERS;
 	return vdev;
 }

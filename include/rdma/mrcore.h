@@ -67,6 +67,12 @@ static inline u32 mrc_make_key(u32 index, u8 variant)
 enum mrc_cap_flags {
 	MRC_CAP_KLM		= 1 << 0,	/* KLM access mode */
 	MRC_CAP_ODP		= 1 << 1,	/* non-present MTT entries fault */
+	/*
+	 * The translation area starts zeroed, and mrcore zeroes what it
+	 * frees, so fresh space reads as non-present entries: an ODP
+	 * registration then writes no entries at all.
+	 */
+	MRC_CAP_XLT_ZEROED	= 1 << 2,
 };
 
 /**

@@ -14,7 +14,10 @@
 #    REG_MR + LOCAL_INV cycles per second with 1, 16 and 256 pages, vhca
 #    beside rxe (and on vhca once more with engine_linger_us=20), and
 #    ./fmr_tests --bench: FMR pool map/unmap with cache
-#    hits and misses on vhca (rxe has no FMRs).
+#    hits and misses on vhca (rxe has no FMRs). Then ./odp_bench: on-demand
+#    paging on vhca (rxe has no ODP in 6.1): 1 GiB registration pinned vs
+#    ODP, first-touch throughput of pinned, ODP and prefetched ODP memory,
+#    fault-to-resume latency of 4 KiB and 2 MiB faults, invalidation cost.
 # 3. NVMe-oF over RDMA, vhca beside rxe: one device at a time on a dummy
 #    netdev of its own, with an nvmet-rdma port and subsystem of its own
 #    exporting the same RAM disk; the host connects with nr_io_queues =
@@ -122,6 +125,16 @@ mr_bench_part() {
 		fi
 	else
 		t_fail "bench: FRWR cycle rates measured" "no ./frwr_tests in $(pwd)"
+	fi
+
+	# On-demand paging exists on vhca only (6.1's rxe refuses the
+	# registration, which odp_bench reports): its own ok/not ok line.
+	if [ -x ./odp_bench ]; then
+		run_for 600 ./odp_bench $MR_VHCA $MR_RXE
+		rc=$?
+		[ $rc -le 1 ] || t_fail "bench: odp_bench ran to its end" "exit status $rc"
+	else
+		t_fail "bench: odp figures measured" "no ./odp_bench in $(pwd)"
 	fi
 
 	t_eval "bench: $MR_VHCA and $MR_RXE removed, modules unloaded" \
