@@ -159,6 +159,16 @@ static __le64 mrc_odp_entry(struct mrc_odp *odp, u64 i)
 	return cpu_to_le64(e);
 }
 
+/*
+ * A page the device may write is mapped DMA_BIDIRECTIONAL, a read-only
+ * one (the zero page, a page shared copy-on-write) DMA_TO_DEVICE: those
+ * may be mapped many times over, and the device never writes them.
+ */
+static enum dma_data_direction mrc_odp_dir(unsigned long pfn)
+{
+	return pfn & HMM_PFN_WRITE ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE;
+}
+
 /* Unmap page @i, dirtying it if the device could write it. */
 static void mrc_odp_unmap_page(struct mrc_odp *odp, u64 i)
 {
@@ -167,7 +177,7 @@ static void mrc_odp_unmap_page(struct mrc_odp *odp, u64 i)
 	lockdep_assert_held(&odp->umem_mutex);
 
 	dma_unmap_page(mrc_odp_dev(odp), *mrc_odp_dma_slot(odp, i), PAGE_SIZE,
-		       DMA_BIDIRECTIONAL);
+		       mrc_odp_dir(pfn));
 	if (pfn & HMM_PFN_WRITE)
 		set_page_dirty(compound_head(hmm_pfn_to_page(pfn)));
 	*mrc_odp_pfn_slot(odp, i) = 0;
@@ -298,17 +308,18 @@ static long mrc_odp_install(struct mrc_odp *odp, u64 idx, u64 n,
 		pfn = page_to_pfn(page) | (pfn & flags_mask);
 		old = mrc_odp_pfn(odp, j);
 		if (old & HMM_PFN_VALID) {
-			if (hmm_pfn_to_page(old) == page) {
-				*mrc_odp_pfn_slot(odp, j) =
-					pfn | (old & HMM_PFN_WRITE);
-				continue;
-			}
+			bool same = hmm_pfn_to_page(old) == page;
+
 			/* The notifier unmaps before a page can change. */
-			WARN_ON_ONCE(1);
-			mrc_odp_unmap_page(odp, j);
+			WARN_ON_ONCE(!same);
+			if (same && ((old & HMM_PFN_WRITE) ||
+				     !(pfn & HMM_PFN_WRITE)))
+				continue;
+			/* Now writable (or, a bug, another page): remapped. */
+			mrc_odp_zap(odp, j, j);
 		}
 		dma = dma_map_page(mrc_odp_dev(odp), page, 0, PAGE_SIZE,
-				   DMA_BIDIRECTIONAL);
+				   mrc_odp_dir(pfn));
 		if (dma_mapping_error(mrc_odp_dev(odp), dma)) {
 			ret = -EFAULT;
 			n = i;
