@@ -709,6 +709,193 @@ static void vhca_walk_records_counters(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wt_counter(ctx, 5), 2ULL);
 }
 
+/*
+ * An ODP MR (MRC_MKEY_F_ODP) of @pdn at @iova over pages 0 .. @n - 1,
+ * entry i holding @bits[i] (0: non-present) with page i's address.
+ */
+static u32 wt_odp_mr(struct kunit *test, struct walker_ctx *ctx, u32 pdn,
+		     u64 iova, const u64 *bits, unsigned int n, u32 access)
+{
+	__le64 mtt[WT_PAGES];
+	struct mrc_mkey_ctx c = {
+		.key = wt_new_key(test, ctx),
+		.state = MRC_MKEY_VALID,
+		.access_mode = MRC_ACCESS_MODE_MTT,
+		.page_shift = PAGE_SHIFT,
+		.pdn = pdn,
+		.access = access,
+		.iova = iova,
+		.length = (u64)n << PAGE_SHIFT,
+		.xlt_entries = n,
+		.flags = MRC_MKEY_F_ODP,
+	};
+	unsigned int i;
+
+	KUNIT_ASSERT_LE(test, n, (unsigned int)WT_PAGES);
+	for (i = 0; i < n; i++)
+		mtt[i] = cpu_to_le64(bits[i] ? wt_dma(ctx, i) | bits[i] : 0);
+	c.xlt_offset = wt_xlt(test, ctx, sizeof(mtt[0]) * n);
+	KUNIT_ASSERT_EQ(test, vhca_hw_ops.write_xlt(&ctx->vdev->mdev,
+						    c.xlt_offset, mtt,
+						    sizeof(mtt[0]) * n),
+			0);
+	wt_write_mkey(test, ctx, &c);
+	return c.key;
+}
+
+/* The fault @f records is exactly (@key, @iova, @len, @write). */
+static bool assert_fault(struct kunit *test, struct walker_ctx *ctx,
+			 const struct vhca_fault *f, u32 key, u64 iova,
+			 u64 len, bool write)
+{
+	if (f->pending && f->vdev == ctx->vdev && f->key == key &&
+	    f->iova == iova && f->len == len && f->write == write)
+		return true;
+	KUNIT_FAIL(test,
+		   "fault pending %d key 0x%x iova 0x%llx len %llu write %d, want key 0x%x iova 0x%llx len %llu write %d",
+		   f->pending, f->key, f->iova, f->len, f->write, key, iova,
+		   len, write);
+	return false;
+}
+
+/*
+ * An ODP context's entry without the bit an access needs is a page fault:
+ * -EAGAIN, recorded once (the first of an operation) with the key, the
+ * faulting address and the rest of the access. The same entry in a
+ * context without MRC_MKEY_F_ODP is a protection error, -EFAULT.
+ */
+static void vhca_walk_odp_fault_recorded(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	const u64 iova = 0x40000, plain_iova = 0x80000;
+	const u64 bits[3] = { MRC_MTT_READ | MRC_MTT_WRITE, 0, MRC_MTT_READ };
+	struct vhca_fault f = {};
+	u32 rights = MRC_ACCESS_LOCAL_WRITE | MRC_ACCESS_REMOTE_WRITE;
+	u8 buf[16] = {};
+	u32 key, plain;
+
+	key = wt_odp_mr(test, ctx, WT_PDN, iova, bits, 3, rights);
+	plain = wt_mtt_mr(test, ctx, WT_PDN, plain_iova, 0, 1, 0, rights);
+
+	/* A present, writable page: no fault. */
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, key,
+						iova + 8, buf, 8,
+						VHCA_ACCESS_LOCAL_WRITE, NULL,
+						&f), 0);
+	KUNIT_EXPECT_FALSE(test, f.pending);
+
+	/* Non-present: the fault starts at the page's first byte touched. */
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, key,
+						iova + PAGE_SIZE + 8, buf, 16,
+						VHCA_ACCESS_LOCAL_READ, NULL,
+						&f), -EAGAIN);
+	assert_fault(test, ctx, &f, key, iova + PAGE_SIZE + 8, 16, false);
+
+	/* A pending fault is not overwritten by a later one. */
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, key,
+						iova + 2 * PAGE_SIZE, buf, 8,
+						VHCA_ACCESS_REMOTE_WRITE, NULL,
+						&f), -EAGAIN);
+	assert_fault(test, ctx, &f, key, iova + PAGE_SIZE + 8, 16, false);
+
+	/* Across pages 0 and 1: the fault is the part in page 1. */
+	f.pending = false;
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, key,
+						iova + PAGE_SIZE - 4, buf, 12,
+						VHCA_ACCESS_LOCAL_WRITE, NULL,
+						&f), -EAGAIN);
+	assert_fault(test, ctx, &f, key, iova + PAGE_SIZE, 8, true);
+
+	/* Read-only page 2: reads pass, a write faults for write. */
+	f.pending = false;
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, key,
+						iova + 2 * PAGE_SIZE, buf, 8,
+						VHCA_ACCESS_LOCAL_READ, NULL,
+						&f), 0);
+	KUNIT_EXPECT_FALSE(test, f.pending);
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, key,
+						iova + 2 * PAGE_SIZE, buf, 8,
+						VHCA_ACCESS_REMOTE_WRITE, NULL,
+						&f), -EAGAIN);
+	assert_fault(test, ctx, &f, key, iova + 2 * PAGE_SIZE, 8, true);
+
+	/* A probe faults too; with no place to record, only -EAGAIN. */
+	f.pending = false;
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, key,
+						iova + PAGE_SIZE, NULL, 8,
+						VHCA_ACCESS_LOCAL_READ, NULL,
+						&f), -EAGAIN);
+	KUNIT_EXPECT_TRUE(test, f.pending);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, key,
+					  iova + PAGE_SIZE, buf, 8,
+					  VHCA_ACCESS_LOCAL_READ), -EAGAIN);
+
+	/* The same non-present entry without the ODP flag: -EFAULT. */
+	f.pending = false;
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, plain,
+						plain_iova, buf, 8,
+						VHCA_ACCESS_LOCAL_READ, NULL,
+						&f), -EFAULT);
+	KUNIT_EXPECT_FALSE(test, f.pending);
+}
+
+/*
+ * Through a KLM key naming an ODP MR, the fault names the MR's key and an
+ * address in the MR's space: what mrcore resolves is the MR.
+ */
+static void vhca_walk_odp_fault_nested(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	const u64 iova = 0x40000, ind_iova = 0x9000;
+	const u64 bits[2] = { MRC_MTT_READ | MRC_MTT_WRITE, 0 };
+	struct vhca_fault f = {};
+	struct mrc_klm klm;
+	u8 buf[8];
+	u32 mr, ind;
+
+	mr = wt_odp_mr(test, ctx, WT_PDN, iova, bits, 2,
+		       MRC_ACCESS_LOCAL_WRITE);
+	klm = wt_klm(2 * PAGE_SIZE, mr, iova);
+	ind = wt_klm_key(test, ctx, WT_PDN, ind_iova, &klm, 1,
+			 MRC_ACCESS_LOCAL_WRITE);
+
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, ind,
+						ind_iova + PAGE_SIZE + 16, buf,
+						8, VHCA_ACCESS_LOCAL_READ, NULL,
+						&f), -EAGAIN);
+	assert_fault(test, ctx, &f, mr, iova + PAGE_SIZE + 16, 8, false);
+}
+
+/*
+ * A context flag the device does not know, or MRC_MKEY_F_ODP outside MTT
+ * mode, is a malformed context: write_mkey refuses it.
+ */
+static void vhca_walk_odp_flag_checked(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	struct mrc_mkey_ctx c = {
+		.key = wt_new_key(test, ctx),
+		.state = MRC_MKEY_VALID,
+		.access_mode = MRC_ACCESS_MODE_PA,
+		.pdn = WT_PDN,
+		.length = PAGE_SIZE,
+		.flags = MRC_MKEY_F_ODP,
+	};
+	struct mrc_device *mdev = &ctx->vdev->mdev;
+
+	KUNIT_EXPECT_EQ(test, vhca_hw_ops.write_mkey(mdev,
+						     mrc_key_index(c.key), &c),
+			-EINVAL);
+	c.flags = MRC_MKEY_F_ALL << 1;
+	KUNIT_EXPECT_EQ(test, vhca_hw_ops.write_mkey(mdev,
+						     mrc_key_index(c.key), &c),
+			-EINVAL);
+	c.flags = 0;
+	KUNIT_EXPECT_EQ(test, vhca_hw_ops.write_mkey(mdev,
+						     mrc_key_index(c.key), &c),
+			0);
+}
+
 static struct kunit_case walker_test_cases[] = {
 	KUNIT_CASE(vhca_walk_nested_key_allowed),
 	KUNIT_CASE(vhca_walk_nested_key_stale_variant),
@@ -720,6 +907,9 @@ static struct kunit_case walker_test_cases[] = {
 	KUNIT_CASE(vhca_walk_sg_gaps_local_dma_key),
 	KUNIT_CASE(vhca_walk_window_key_as_lkey),
 	KUNIT_CASE(vhca_walk_records_counters),
+	KUNIT_CASE(vhca_walk_odp_fault_recorded),
+	KUNIT_CASE(vhca_walk_odp_fault_nested),
+	KUNIT_CASE(vhca_walk_odp_flag_checked),
 	{}
 };
 
