@@ -756,8 +756,10 @@ static int mrc_user_trans(struct mrc_device *mdev, struct mrc_umem *umem,
  * sleep for long.
  * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, a zero
  * @length, a range or key range running past U64_MAX, more than UINT_MAX
- * pages, or a page offset mismatch; -EOPNOTSUPP for ON_DEMAND; -EFAULT in
- * a task without a user mm, or for memory that is not mapped, not
+ * pages, or a page offset mismatch; for ON_DEMAND, the errors of
+ * mrc_odp_check() and mrc_odp_reg() (Documentation/mrcore/odp.rst: no
+ * pinning, -EOPNOTSUPP for implicit or ZERO_BASED ODP or a device without
+ * MRC_CAP_ODP); -EFAULT in a task without a user mm, or for memory that is not mapped, not
  * readable, or (for a writable registration) not writable; -EPERM if the
  * process may not lock memory; -ENOMEM over RLIMIT_MEMLOCK or out of
  * memory; -EINTR on a fatal signal; -ENOSPC when no key or translation

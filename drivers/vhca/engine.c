@@ -1128,6 +1128,9 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 	}
 	if (v == VHCA_RNR)
 		qp->rnr_timer = peer.min_rnr_timer;
+	/* Hold a fault's device (the peer's, maybe) before the peer goes. */
+	if (qp->fault.pending)
+		qp->fault.held = ib_device_try_get(&qp->fault.vdev->ibdev);
 	vhca_peer_put(&peer);
 	return v;
 }
@@ -1250,8 +1253,9 @@ static unsigned int vhca_odp_hist_bucket(u64 ns)
 /*
  * The WQE at @qp's tail met a page fault: park the QP and put the fault
  * on the device's fault queue. The fault's device (the responder's for a
- * remote key) is held until the fault work is done with it; one that is
- * going away cannot resolve anything, and the WQE runs again to fail.
+ * remote key) was held by vhca_exec_wqe() until the fault work is done
+ * with it; one that was going away cannot resolve anything, and the WQE
+ * runs again to fail.
  */
 static void vhca_fault_raise(struct vhca_qp *qp)
 {
@@ -1260,7 +1264,7 @@ static void vhca_fault_raise(struct vhca_qp *qp)
 
 	f->pending = false;
 	atomic64_inc(&vdev->odp.faults);
-	if (!ib_device_try_get(&f->vdev->ibdev)) {
+	if (!f->held) {
 		atomic64_inc(&vdev->odp.fault_errors);
 		qp->fault_failed = true;
 		queue_work(vdev->wq, &qp->sq_work);
@@ -1286,6 +1290,7 @@ static void vhca_fault_work(struct work_struct *work)
 	err = mrc_odp_fault(&f->vdev->mdev, f->key, f->iova, f->len,
 			    f->write ? MRC_ODP_WRITE : 0);
 	ib_device_put(&f->vdev->ibdev);
+	f->held = false;
 	if (err) {
 		atomic64_inc(&vdev->odp.fault_errors);
 		vhca_dbg_qp(qp, "fault key 0x%08x iova 0x%llx: %d\n", f->key,
@@ -1415,6 +1420,7 @@ void vhca_engine_qp_init(struct vhca_qp *qp)
 	qp->parked = false;
 	qp->fault_failed = false;
 	qp->fault.pending = false;
+	qp->fault.held = false;
 }
 
 /**
@@ -1448,8 +1454,10 @@ void vhca_engine_qp_stop(struct vhca_qp *qp)
 	 */
 	do {
 		cancel_delayed_work_sync(&qp->retry_work);
-		if (cancel_work_sync(&qp->fault_work))
+		if (cancel_work_sync(&qp->fault_work)) {
 			ib_device_put(&qp->fault.vdev->ibdev);
+			qp->fault.held = false;
+		}
 		cancel_work_sync(&qp->sq_work);
 	} while (delayed_work_pending(&qp->retry_work) ||
 		 work_pending(&qp->fault_work));

@@ -359,7 +359,7 @@ int vhca_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 	return 0;
 }
 
-/* The ODP counters of @mr for `rdma res show mr -d`. */
+/* The ODP counters of @mr for `rdma res show mr -dd`. */
 static int vhca_fill_res_odp(struct sk_buff *msg, struct mrc_mr *base_mr)
 {
 	struct mrc_odp_stats st;
@@ -382,7 +382,7 @@ static int vhca_fill_res_odp(struct sk_buff *msg, struct mrc_mr *base_mr)
  * @msg: the netlink message
  * @ibmr: the MR, held by restrack
  *
- * Adds driver attributes for `rdma res show mr -d`: kind (dma, phys, sg,
+ * Adds driver attributes for `rdma res show mr -dd`: kind (dma, phys, sg,
  * user), and what the device holds for the key, read back from device
  * memory: state, mode (PA, MTT, KLM), page_size (bytes per MTT entry; 0
  * for PA and KLM) and entries (MTT or KLM entries; 0 for PA); for an ODP

@@ -129,13 +129,15 @@ struct vhca_odp_stats {
 /**
  * struct vhca_fault - a page fault met by the engine
  * @vdev: the device whose key faulted (the responder's for a remote
- *	access); held (ib_device_try_get()) while the fault is queued
+ *	access)
  * @key: the key of the ODP context whose MTT entry was non-present or
  *	read-only
  * @iova: the faulting address, in @key's address space
  * @len: bytes of the access from @iova on
  * @write: the access writes
  * @pending: a walk recorded the fault; the engine has not raised it yet
+ * @held: @vdev is held (ib_device_try_get(), taken while the operation
+ *	still held its responder) until the fault work is done with it
  * @raised_ns: local_clock() when the fault was raised
  */
 struct vhca_fault {
@@ -145,6 +147,7 @@ struct vhca_fault {
 	u64 len;
 	bool write;
 	bool pending;
+	bool held;
 	u64 raised_ns;
 };
 
