@@ -93,12 +93,13 @@ static void wt_write_mkey(struct kunit *test, struct walker_ctx *ctx,
 }
 
 /*
- * An MTT-mode MR of @pdn over @npages of the case's pages from @first, at
- * page-aligned @iova, every entry carrying @bits (MRC_MTT_READ/WRITE).
+ * An MTT-mode key of @pdn at @iova over pages @first .. @first + @n - 1,
+ * entry i holding page @first + i's address | @bits[i], with context
+ * @flags (MRC_MKEY_F_*).
  */
-static u32 wt_mtt_mr(struct kunit *test, struct walker_ctx *ctx, u32 pdn,
-		     u64 iova, unsigned int first, unsigned int npages,
-		     u64 bits, u32 access)
+static u32 wt_mtt_key(struct kunit *test, struct walker_ctx *ctx, u32 pdn,
+		      u64 iova, unsigned int first, const u64 *bits,
+		      unsigned int n, u32 access, u8 flags)
 {
 	__le64 mtt[WT_PAGES];
 	struct mrc_mkey_ctx c = {
@@ -109,21 +110,40 @@ static u32 wt_mtt_mr(struct kunit *test, struct walker_ctx *ctx, u32 pdn,
 		.pdn = pdn,
 		.access = access,
 		.iova = iova,
-		.length = (u64)npages << PAGE_SHIFT,
-		.xlt_entries = npages,
+		.length = (u64)n << PAGE_SHIFT,
+		.xlt_entries = n,
+		.flags = flags,
 	};
 	unsigned int i;
 
-	KUNIT_ASSERT_LE(test, first + npages, (unsigned int)WT_PAGES);
-	for (i = 0; i < npages; i++)
-		mtt[i] = cpu_to_le64(wt_dma(ctx, first + i) | bits);
-	c.xlt_offset = wt_xlt(test, ctx, sizeof(mtt[0]) * npages);
+	KUNIT_ASSERT_LE(test, first + n, (unsigned int)WT_PAGES);
+	for (i = 0; i < n; i++)
+		mtt[i] = cpu_to_le64(wt_dma(ctx, first + i) | bits[i]);
+	c.xlt_offset = wt_xlt(test, ctx, sizeof(mtt[0]) * n);
 	KUNIT_ASSERT_EQ(test, vhca_hw_ops.write_xlt(&ctx->vdev->mdev,
 						    c.xlt_offset, mtt,
-						    sizeof(mtt[0]) * npages),
+						    sizeof(mtt[0]) * n),
 			0);
 	wt_write_mkey(test, ctx, &c);
 	return c.key;
+}
+
+/*
+ * An MTT-mode MR of @pdn over @npages of the case's pages from @first, at
+ * page-aligned @iova, every entry carrying @bits (MRC_MTT_READ/WRITE).
+ */
+static u32 wt_mtt_mr(struct kunit *test, struct walker_ctx *ctx, u32 pdn,
+		     u64 iova, unsigned int first, unsigned int npages,
+		     u64 bits, u32 access)
+{
+	u64 each[WT_PAGES];
+	unsigned int i;
+
+	KUNIT_ASSERT_LE(test, npages, (unsigned int)WT_PAGES);
+	for (i = 0; i < npages; i++)
+		each[i] = bits;
+	return wt_mtt_key(test, ctx, pdn, iova, first, each, npages, access,
+			  0);
 }
 
 /*
@@ -711,36 +731,13 @@ static void vhca_walk_records_counters(struct kunit *test)
 
 /*
  * An ODP MR (MRC_MKEY_F_ODP) of @pdn at @iova over pages 0 .. @n - 1,
- * entry i holding @bits[i] (0: non-present) with page i's address.
+ * entry i with @bits[i] (0: non-present).
  */
 static u32 wt_odp_mr(struct kunit *test, struct walker_ctx *ctx, u32 pdn,
 		     u64 iova, const u64 *bits, unsigned int n, u32 access)
 {
-	__le64 mtt[WT_PAGES];
-	struct mrc_mkey_ctx c = {
-		.key = wt_new_key(test, ctx),
-		.state = MRC_MKEY_VALID,
-		.access_mode = MRC_ACCESS_MODE_MTT,
-		.page_shift = PAGE_SHIFT,
-		.pdn = pdn,
-		.access = access,
-		.iova = iova,
-		.length = (u64)n << PAGE_SHIFT,
-		.xlt_entries = n,
-		.flags = MRC_MKEY_F_ODP,
-	};
-	unsigned int i;
-
-	KUNIT_ASSERT_LE(test, n, (unsigned int)WT_PAGES);
-	for (i = 0; i < n; i++)
-		mtt[i] = cpu_to_le64(bits[i] ? wt_dma(ctx, i) | bits[i] : 0);
-	c.xlt_offset = wt_xlt(test, ctx, sizeof(mtt[0]) * n);
-	KUNIT_ASSERT_EQ(test, vhca_hw_ops.write_xlt(&ctx->vdev->mdev,
-						    c.xlt_offset, mtt,
-						    sizeof(mtt[0]) * n),
-			0);
-	wt_write_mkey(test, ctx, &c);
-	return c.key;
+	return wt_mtt_key(test, ctx, pdn, iova, 0, bits, n, access,
+			  MRC_MKEY_F_ODP);
 }
 
 /* The fault @f records is exactly (@key, @iova, @len, @write). */

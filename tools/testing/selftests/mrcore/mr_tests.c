@@ -160,61 +160,6 @@ static int mrt_drop_ipc_lock(void)
 	return 0;
 }
 
-static int mrt_read_file(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -EIO;
-	buf[n] = '\0';
-	return 0;
-}
-
-static int mrt_write_file(const char *path, const char *s)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -EIO;
-}
-
-/* AnonHugePages of the mapping that starts at @addr, in kB. */
-static long mrt_anon_huge_kb(void *addr)
-{
-	unsigned long start, end;
-	bool in_vma = false;
-	char line[256];
-	long kb = -1;
-	FILE *f;
-
-	f = fopen("/proc/self/smaps", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2) {
-			if (in_vma)
-				break;
-			in_vma = start == (uintptr_t)addr;
-		} else if (in_vma &&
-			   sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) {
-			break;
-		}
-	}
-	fclose(f);
-	return kb;
-}
-
 /* A @len bytes, 2 MiB aligned, MADV_HUGEPAGE area, filled; NULL if none. */
 static void *mrt_thp_area(size_t len, uint64_t seed)
 {
@@ -234,8 +179,8 @@ static bool mrt_thp_enabled(void)
 {
 	char buf[128];
 
-	if (mrt_read_file("/sys/kernel/mm/transparent_hugepage/enabled",
-			  buf, sizeof(buf)))
+	if (mt_read_file("/sys/kernel/mm/transparent_hugepage/enabled",
+			 buf, sizeof(buf)))
 		return false;
 	return !strstr(buf, "[never]");
 }
@@ -532,7 +477,7 @@ TEST_F_TIMEOUT(mr, read_thp, 120)
 		SKIP(return, "transparent hugepages are not available");
 	buf = mrt_thp_area(len, 6);
 	ASSERT_NE(NULL, buf);
-	kb = mrt_anon_huge_kb(buf);
+	kb = mt_anon_huge_kb(buf);
 
 	mrt_reg_read_check(_metadata, self->fd, buf, len, (uintptr_t)buf,
 			   LW | RR, &reg);
@@ -562,7 +507,7 @@ TEST_F_TIMEOUT(mr, read_thp_misaligned_iova, 120)
 		SKIP(return, "transparent hugepages are not available");
 	buf = mrt_thp_area(len, 7);
 	ASSERT_NE(NULL, buf);
-	if (mrt_anon_huge_kb(buf) != (long)(len >> 10))
+	if (mt_anon_huge_kb(buf) != (long)(len >> 10))
 		SKIP(return, "the kernel did not back the area with a THP");
 
 	mrt_reg_read_check(_metadata, self->fd, buf, len, iova, LW | RR, &reg);
@@ -597,11 +542,11 @@ static const char *mrt_hugetlb_reserve(long *old)
 	fclose(f);
 	if (free_pages >= 2)
 		return NULL;
-	if (mrt_read_file("/proc/sys/vm/nr_hugepages", buf, sizeof(buf)))
+	if (mt_read_file("/proc/sys/vm/nr_hugepages", buf, sizeof(buf)))
 		return "no /proc/sys/vm/nr_hugepages (hugetlbfs not built)";
 	*old = atol(buf);
 	snprintf(want, sizeof(want), "%ld", *old + 2 - free_pages);
-	if (mrt_write_file("/proc/sys/vm/nr_hugepages", want))
+	if (mt_write_file("/proc/sys/vm/nr_hugepages", want))
 		return "cannot raise /proc/sys/vm/nr_hugepages";
 	return NULL;
 }
@@ -613,7 +558,7 @@ static void mrt_hugetlb_restore(long old)
 	if (old < 0)
 		return;
 	snprintf(s, sizeof(s), "%ld", old);
-	mrt_write_file("/proc/sys/vm/nr_hugepages", s);
+	mt_write_file("/proc/sys/vm/nr_hugepages", s);
 }
 
 /* hugetlb memory gets 2 MiB entries, with or without the HUGETLB hint. */
@@ -1303,8 +1248,8 @@ TEST_F_TIMEOUT(mr, reg_16g_no_soft_lockup, 600)
 	uint64_t off;
 	int mfd;
 
-	if (mrt_read_file("/proc/sys/kernel/watchdog_thresh", old,
-			  sizeof(old)))
+	if (mt_read_file("/proc/sys/kernel/watchdog_thresh", old,
+			 sizeof(old)))
 		SKIP(return, "no soft-lockup watchdog in this kernel");
 	/*
 	 * DMA-API debug allows a cacheline in at most 7 live mappings and
@@ -1326,11 +1271,11 @@ TEST_F_TIMEOUT(mr, reg_16g_no_soft_lockup, 600)
 	/* Populate the memfd once; every alias then maps its pages. */
 	mt_fill(area, BIG_ALIAS, 16);
 
-	ASSERT_EQ(0, mrt_write_file("/proc/sys/kernel/watchdog_thresh", "1"));
+	ASSERT_EQ(0, mt_write_file("/proc/sys/kernel/watchdog_thresh", "1"));
 	EXPECT_EQ(0, mt_reg(self->fd, area, BIG_LEN, (uintptr_t)area, LW, 0,
 			    &reg));
 	if (!_metadata->passed) {
-		mrt_write_file("/proc/sys/kernel/watchdog_thresh", old);
+		mt_write_file("/proc/sys/kernel/watchdog_thresh", old);
 		goto out;
 	}
 	EXPECT_EQ(0, mrt_read(self->fd, reg.handle,
@@ -1339,7 +1284,7 @@ TEST_F_TIMEOUT(mr, reg_16g_no_soft_lockup, 600)
 	EXPECT_EQ(0, memcmp(area + BIG_ALIAS - sizeof(out), out,
 			    sizeof(out)));
 	EXPECT_EQ(0, mt_dereg(self->fd, reg.handle));
-	EXPECT_EQ(0, mrt_write_file("/proc/sys/kernel/watchdog_thresh", old));
+	EXPECT_EQ(0, mt_write_file("/proc/sys/kernel/watchdog_thresh", old));
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 out:
 	munmap(area, BIG_LEN);

@@ -189,4 +189,61 @@ static inline int mt_dereg(int fd, uint32_t handle)
 	return mt_ioctl(fd, MRCT_DEREG, &d);
 }
 
+/* Read @path into @buf (NUL-terminated, at most @len - 1 bytes): 0 or -errno. */
+static inline int mt_read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Write @s to @path: 0 or -errno (-EIO for a short write). */
+static inline int mt_write_file(const char *path, const char *s)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+/* AnonHugePages of the mapping that starts at @addr, in kB, or -1. */
+static inline long mt_anon_huge_kb(void *addr)
+{
+	unsigned long start, end;
+	bool in_vma = false;
+	char line[256];
+	long kb = -1;
+	FILE *f;
+
+	f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2) {
+			if (in_vma)
+				break;
+			in_vma = start == (uintptr_t)addr;
+		} else if (in_vma &&
+			   sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) {
+			break;
+		}
+	}
+	fclose(f);
+	return kb;
+}
+
 #endif /* MRCT_UTIL_H */

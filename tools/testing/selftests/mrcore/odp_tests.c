@@ -1000,61 +1000,6 @@ ODP_TEST(fork_cow)
 
 /* --- 8, 9: huge pages --- */
 
-static int odp_read_file(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -EIO;
-	buf[n] = '\0';
-	return 0;
-}
-
-static int odp_write_file(const char *path, const char *s)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -EIO;
-}
-
-/* AnonHugePages of the mapping that starts at @addr, in kB. */
-static long odp_anon_huge_kb(void *addr)
-{
-	unsigned long start, end;
-	bool in_vma = false;
-	char line[256];
-	long kb = -1;
-	FILE *f;
-
-	f = fopen("/proc/self/smaps", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2) {
-			if (in_vma)
-				break;
-			in_vma = start == (uintptr_t)addr;
-		} else if (in_vma &&
-			   sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) {
-			break;
-		}
-	}
-	fclose(f);
-	return kb;
-}
-
 /*
  * A THP-backed 2 MiB region written by the device, then split by a
  * MADV_DONTNEED of one 4 KiB page inside it: the split and the zap
@@ -1069,8 +1014,8 @@ ODP_TEST_T(thp_split, 120)
 	uint8_t *raw, *p, *want, out[8];
 	long kb;
 
-	if (odp_read_file("/sys/kernel/mm/transparent_hugepage/enabled", thp,
-			  sizeof(thp)) || strstr(thp, "[never]"))
+	if (mt_read_file("/sys/kernel/mm/transparent_hugepage/enabled", thp,
+			 sizeof(thp)) || strstr(thp, "[never]"))
 		SKIP(return, "no THP: transparent_hugepage/enabled is '%s'",
 		     thp[0] ? strtok(thp, "\n") : "absent");
 
@@ -1080,7 +1025,7 @@ ODP_TEST_T(thp_split, 120)
 	p = (uint8_t *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
 	ASSERT_EQ(0, madvise(p, len, MADV_HUGEPAGE));
 	mt_fill(p, len, 81);
-	kb = odp_anon_huge_kb(p);
+	kb = mt_anon_huge_kb(p);
 	want = malloc(len);
 	ASSERT_NE(NULL, want);
 	memcpy(want, p, len);
@@ -1151,11 +1096,11 @@ static const char *odp_hugetlb_reserve(long *old)
 	fclose(f);
 	if (free_pages >= 1)
 		return NULL;
-	if (odp_read_file("/proc/sys/vm/nr_hugepages", buf, sizeof(buf)))
+	if (mt_read_file("/proc/sys/vm/nr_hugepages", buf, sizeof(buf)))
 		return "no /proc/sys/vm/nr_hugepages (hugetlbfs not built)";
 	*old = atol(buf);
 	snprintf(want, sizeof(want), "%ld", *old + 1 - free_pages);
-	if (odp_write_file("/proc/sys/vm/nr_hugepages", want))
+	if (mt_write_file("/proc/sys/vm/nr_hugepages", want))
 		return "cannot raise /proc/sys/vm/nr_hugepages";
 	return NULL;
 }
@@ -1167,7 +1112,7 @@ static void odp_hugetlb_restore(long old)
 	if (old < 0)
 		return;
 	snprintf(s, sizeof(s), "%ld", old);
-	odp_write_file("/proc/sys/vm/nr_hugepages", s);
+	mt_write_file("/proc/sys/vm/nr_hugepages", s);
 }
 
 /* hugetlb memory behind an ODP MR: written and read by the device. */
