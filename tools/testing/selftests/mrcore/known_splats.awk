@@ -16,6 +16,17 @@
 # to sync DMA memory it has not allocated [device address=0x0...]". The
 # sync of address 0 does nothing on x86.
 #
+# Three: ib_cq_pool_cleanup()'s WARN_ON(cq->cqe_used) when "rdma link
+# del" removes a device under a live iSER target session (removal_vhca.sh,
+# linkdel-iser; seen once so far, on the stock kernel). 6.1's ib_isert
+# answers RDMA_CM_EVENT_DEVICE_REMOVAL with wait_event_interruptible(rem_wait,
+# state == ISER_CONN_DOWN), but isert_release_work() sets ISER_CONN_DOWN
+# before isert_put_conn() reaches isert_destroy_qp() and its
+# ib_cq_pool_put(), so the handler can return, and ib_core go on to
+# ib_cq_pool_cleanup(), while the pooled CQ is still in use. ib_core then
+# frees the CQ itself. Left out only with the link deletion in the trace
+# and ib_isert loaded.
+#
 # A warning block is left out only when it holds both the message and the
 # frame.
 function flush(   i) {
@@ -27,6 +38,11 @@ function flush(   i) {
 		   blk ~ /isert_create_send_desc/) {
 		print "# known 6.1 false positive left out: DMA-API sync of " \
 		      "an unmapped descriptor from isert_create_send_desc" \
+		      > "/dev/stderr"
+	} else if (blk ~ /WARNING: .* at drivers\/infiniband\/core\/cq\.c:[0-9]+ ib_cq_pool_cleanup/ &&
+		   blk ~ /nldev_dellink/ && blk ~ /Modules linked in:.* ib_isert /) {
+		print "# known 6.1 bug left out: ib_cq_pool_cleanup finds a " \
+		      "pooled CQ ib_isert has not put yet at rdma link del" \
 		      > "/dev/stderr"
 	} else {
 		for (i = 1; i <= n; i++)
