@@ -171,12 +171,26 @@ static int fake_hw_set_mkey_counter(struct mrc_device *mdev, u32 index,
 	return 0;
 }
 
+/*
+ * Nothing to wait for: the fake runs no accesses. It returns void, so an
+ * armed failure of it has no effect.
+ */
+static void fake_hw_sync_mkey(struct mrc_device *mdev, u32 index)
+{
+	struct fake_hw *hw = to_fake_hw(mdev);
+
+	fake_hw_call(hw, FAKE_HW_SYNC_MKEY);
+	if (fake_hw_slot_ok(hw, index))
+		hw->last_index[FAKE_HW_SYNC_MKEY] = index;
+}
+
 static const struct mrc_hw_ops fake_hw_ops = {
 	.fence = fake_hw_fence,
 	.invalidate_mkey = fake_hw_invalidate_mkey,
 	.read_counter = fake_hw_read_counter,
 	.reset_counter = fake_hw_reset_counter,
 	.set_mkey_counter = fake_hw_set_mkey_counter,
+	.sync_mkey = fake_hw_sync_mkey,
 	.write_mkey = fake_hw_write_mkey,
 	.write_xlt = fake_hw_write_xlt,
 };

@@ -19,6 +19,7 @@ enum fake_hw_op {
 	FAKE_HW_READ_COUNTER,
 	FAKE_HW_RESET_COUNTER,
 	FAKE_HW_SET_MKEY_COUNTER,
+	FAKE_HW_SYNC_MKEY,
 	FAKE_HW_NUM_OPS /* keep me last */
 };
 
@@ -32,10 +33,10 @@ enum fake_hw_op {
  * @counters: device memory: the counter table, caps.max_counters slots
  *	(NULL without); tests add to it as the device's engine would
  * @calls: calls per op
- * @last_index: slot of the last write_mkey/invalidate_mkey call
+ * @last_index: slot of the last write_mkey/invalidate_mkey/sync_mkey call
  * @fail_op: op to fail
  * @fail_nth: fail the @fail_nth call (counting from 1) of @fail_op with
- *	-EIO; 0 never fails
+ *	-EIO; 0 never fails. fence and sync_mkey return void and never fail
  * @expected_misuse: caller bugs the test provokes on purpose; checked
  *	against mdev.stats_misuse at unregistration
  * @registered: mrc_register_device() succeeded and has not been undone

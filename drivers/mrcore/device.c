@@ -172,6 +172,10 @@ static int mrc_odp_stats_show(struct seq_file *s, void *unused)
 		   (long long)atomic64_read(&st->prefetches));
 	seq_printf(s, "prefetched_pages %lld\n",
 		   (long long)atomic64_read(&st->prefetched_pages));
+	seq_printf(s, "children_created %lld\n",
+		   (long long)atomic64_read(&st->children_created));
+	seq_printf(s, "children_reclaimed %lld\n",
+		   (long long)atomic64_read(&st->children_reclaimed));
 	for (i = 0; i < MRC_ODP_HIST_BUCKETS; i++)
 		seq_printf(s, "fault_us_%u %lld\n", 1U << i,
 			   (long long)atomic64_read(&st->fault_ns_hist[i]));

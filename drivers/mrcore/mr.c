@@ -758,8 +758,9 @@ static int mrc_user_trans(struct mrc_device *mdev, struct mrc_umem *umem,
  * @length, a range or key range running past U64_MAX, more than UINT_MAX
  * pages, or a page offset mismatch; for ON_DEMAND, the errors of
  * mrc_odp_check() and mrc_odp_reg() (Documentation/mrcore/odp.rst: no
- * pinning, -EOPNOTSUPP for implicit or ZERO_BASED ODP or a device without
- * MRC_CAP_ODP); -EFAULT in a task without a user mm, or for memory that is not mapped, not
+ * pinning, -EOPNOTSUPP for ZERO_BASED ODP, a device without MRC_CAP_ODP
+ * or implicit ODP on one without MRC_CAP_KSM); -EFAULT in a task without
+ * a user mm, or for memory that is not mapped, not
  * readable, or (for a writable registration) not writable; -EPERM if the
  * process may not lock memory; -ENOMEM over RLIMIT_MEMLOCK or out of
  * memory; -EINTR on a fatal signal; -ENOSPC when no key or translation
@@ -943,11 +944,26 @@ struct mrc_mr *mrc_mr_reg_attr(struct mrc_pd *pd,
  */
 int mrc_dereg_mr(struct mrc_mr *mr)
 {
+	return mrc_dereg_mr_nested(mr, 0);
+}
+EXPORT_SYMBOL_GPL(mrc_dereg_mr);
+
+/**
+ * mrc_dereg_mr_nested - mrc_dereg_mr() of an MR owned by another MR
+ * @mr: as for mrc_dereg_mr()
+ * @subclass: lockdep subclass of @mr->lock: SINGLE_DEPTH_NESTING for an
+ *	implicit ODP child deregistered under its parent's lock, else 0
+ *
+ * Context: process context; may sleep.
+ * Return: as mrc_dereg_mr().
+ */
+int mrc_dereg_mr_nested(struct mrc_mr *mr, unsigned int subclass)
+{
 	struct mrc_device *mdev = mr->mdev;
 	int ret;
 
 	mrc_key_users_quiesce(&mr->users);
-	mutex_lock(&mr->lock);
+	mutex_lock_nested(&mr->lock, subclass);
 	if (atomic_read(&mr->num_mw)) {
 		ret = -EBUSY;
 		goto out_unlock;
@@ -978,7 +994,6 @@ out_unlock:
 	mrc_key_users_revive(&mr->users);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(mrc_dereg_mr);
 
 /**
  * struct mrc_rereg - the registration a rereg switches to

@@ -154,6 +154,7 @@ struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd,
 void mrc_mr_free(struct mrc_mr *mr);
 struct mrc_trans;
 int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t);
+int mrc_dereg_mr_nested(struct mrc_mr *mr, unsigned int subclass);
 int mrc_check_user_range(u64 start, u64 length, u64 iova);
 void mrc_mr_count(struct mrc_mr *mr);
 int mrc_check_pd(const struct mrc_pd *pd);

@@ -36,7 +36,21 @@
  * the per-page state (hmm pfn and DMA address) lives in chunks of
  * MRC_ODP_CHUNK_PAGES pages allocated by the first fault into each.
  *
- * Implicit ODP (the whole address space) is not supported: -EOPNOTSUPP.
+ * Implicit ODP (start 0, length U64_MAX: the whole address space) needs a
+ * device with MRC_CAP_KSM. The parent MR is a KSM-mode key with
+ * MRC_MKEY_F_ODP over [0, MRC_ODP_IMPLICIT_SPAN), one entry per block of
+ * 1 << MRC_ODP_CHILD_SHIFT bytes, all naming key 0 (non-present) at
+ * first. A fault on the parent creates the child of its block: an
+ * explicit ODP MR over that block, with its own notifier, no rights of
+ * its own (only the parent's walk reaches it) and the parent's PD; the
+ * parent's entry then names it. Faults below the parent are reported
+ * against the parent's key (the device reports a fault against the
+ * outermost ODP context of the walk), so children are only ever faulted
+ * through their parent, under @imp->lock's bookkeeping. A child whose
+ * pages are all gone (munmap, MADV_DONTNEED, reclaim) is idle: the
+ * parent's reclaim work unhooks its entry, waits for the device
+ * (ops->sync_mkey() on the parent) and deregisters it. Deregistering the
+ * parent stops the reclaim work and deregisters every child.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -70,8 +84,39 @@ struct mrc_odp_chunk {
 };
 
 /**
+ * struct mrc_odp_implicit - the children of an implicit ODP MR
+ * @lock: protects @children and the parent's KSM entries; taken before
+ *	a child's locks and the mmap lock, never by a notifier callback
+ * @children: child index (address >> MRC_ODP_CHILD_SHIFT) -> child MR
+ * @mm: the registering mm (mmgrab()): children's notifiers go on it
+ * @reclaim_work: deregisters children with no page mapped
+ * @reclaim_lock: protects @dying against the queuing of @reclaim_work
+ * @dying: the parent is being deregistered: @reclaim_work is not queued
+ * @live: children registered now
+ * @created: children ever created
+ * @reclaimed: children ever reclaimed while idle
+ */
+struct mrc_odp_implicit {
+	struct mutex lock;	/* children, the parent's KSM entries */
+	struct xarray children;
+	struct mm_struct *mm;
+	struct work_struct reclaim_work;
+	spinlock_t reclaim_lock;	/* dying */
+	bool dying;
+	atomic64_t live;
+	atomic64_t created;
+	atomic64_t reclaimed;
+};
+
+/**
  * struct mrc_odp - the on-demand paging state of one MR
  * @mr: the MR
+ * @parent: an implicit child's parent, else NULL; the child's counters
+ *	add to the parent's
+ * @imp: an implicit parent's children, else NULL; the parent has no
+ *	notifier, no per-page state and no MTT of its own
+ * @active: an implicit child's faults in progress (taken under the
+ *	parent's @imp->lock): reclaim leaves the child alone meanwhile
  * @notifier: covers [@start, @start + @npages pages) of the registering mm
  * @umem_mutex: protects @chunks (the pointers and their contents) and the
  *	MR's MTT entries in device memory; taken by the fault path and the
@@ -91,6 +136,9 @@ struct mrc_odp_chunk {
  */
 struct mrc_odp {
 	struct mrc_mr *mr;
+	struct mrc_odp *parent;
+	struct mrc_odp_implicit *imp;
+	atomic_t active;
 	struct mmu_interval_notifier notifier;
 	struct mutex umem_mutex;	/* pfns, dma, device MTT entries */
 	u64 start;
@@ -116,6 +164,30 @@ static bool mrc_odp_invalidate(struct mmu_interval_notifier *sub,
 static const struct mmu_interval_notifier_ops mrc_odp_notifier_ops = {
 	.invalidate = mrc_odp_invalidate,
 };
+
+/* Implicit ODP: the whole address space, start 0 and length U64_MAX. */
+static bool mrc_odp_is_implicit(const struct mrc_reg_attr *attr)
+{
+	return !attr->start && attr->length == U64_MAX;
+}
+
+/* Page index of a child's first page in its parent's address space. */
+#define MRC_ODP_CHILD_PAGE_SHIFT	(MRC_ODP_CHILD_SHIFT - PAGE_SHIFT)
+
+static void mrc_odp_reclaim_kick(struct mrc_odp_implicit *imp);
+
+/* Where @odp's counters add up: an implicit child's are its parent's. */
+static struct mrc_odp *mrc_odp_acct(struct mrc_odp *odp)
+{
+	return odp->parent ?: odp;
+}
+
+static void mrc_odp_mapped_add(struct mrc_odp *odp, long n)
+{
+	atomic64_add(n, &odp->mapped);
+	if (odp->parent)
+		atomic64_add(n, &odp->parent->mapped);
+}
 
 static struct device *mrc_odp_dev(const struct mrc_odp *odp)
 {
@@ -181,7 +253,7 @@ static void mrc_odp_unmap_page(struct mrc_odp *odp, u64 i)
 	if (pfn & HMM_PFN_WRITE)
 		set_page_dirty(compound_head(hmm_pfn_to_page(pfn)));
 	*mrc_odp_pfn_slot(odp, i) = 0;
-	atomic64_dec(&odp->mapped);
+	mrc_odp_mapped_add(odp, -1);
 }
 
 /*
@@ -253,6 +325,7 @@ static bool mrc_odp_invalidate(struct mmu_interval_notifier *sub,
 			       unsigned long cur_seq)
 {
 	struct mrc_odp *odp = container_of(sub, struct mrc_odp, notifier);
+	struct mrc_odp *acct = mrc_odp_acct(odp);
 	u64 end = odp->start + (odp->npages << PAGE_SHIFT);
 	u64 first, last, zapped;
 
@@ -268,11 +341,14 @@ static bool mrc_odp_invalidate(struct mmu_interval_notifier *sub,
 	if (range->start < end && range->end > odp->start &&
 	    mrc_odp_mapped_span(odp, &first, &last)) {
 		zapped = mrc_odp_zap(odp, first, last);
-		atomic64_inc(&odp->invalidations);
-		atomic64_add(zapped, &odp->invalidated_pages);
+		atomic64_inc(&acct->invalidations);
+		atomic64_add(zapped, &acct->invalidated_pages);
 		atomic64_inc(&odp->mr->mdev->odp.invalidations);
 		atomic64_add(zapped, &odp->mr->mdev->odp.invalidated_pages);
 	}
+	/* An implicit child left with no page mapped is idle. */
+	if (odp->parent && !atomic64_read(&odp->mapped))
+		mrc_odp_reclaim_kick(odp->parent->imp);
 	mutex_unlock(&odp->umem_mutex);
 	return true;
 }
@@ -327,7 +403,7 @@ static long mrc_odp_install(struct mrc_odp *odp, u64 idx, u64 n,
 		}
 		*mrc_odp_dma_slot(odp, j) = dma;
 		*mrc_odp_pfn_slot(odp, j) = pfn;
-		atomic64_inc(&odp->mapped);
+		mrc_odp_mapped_add(odp, 1);
 		mapped++;
 	}
 
@@ -445,6 +521,128 @@ out_free:
 	return ret;
 }
 
+static struct mrc_mr *mrc_odp_reg_range(struct mrc_pd *pd,
+					const struct mrc_reg_attr *attr,
+					struct mm_struct *mm,
+					struct mrc_odp *parent);
+
+/* Point the parent's KSM entry @ci at child key @key (0: non-present). */
+static void mrc_odp_ksm_write(struct mrc_odp *podp, u64 ci, u32 key)
+{
+	struct mrc_mr *parent = podp->mr;
+	struct mrc_device *mdev = parent->mdev;
+	struct mrc_klm e = {
+		.key = cpu_to_le32(key),
+		.addr = cpu_to_le64(key ? ci << MRC_ODP_CHILD_SHIFT : 0),
+	};
+
+	lockdep_assert_held(&podp->imp->lock);
+	/* Checked range: device memory writes do not fail. */
+	WARN_ON_ONCE(mdev->ops->write_xlt(mdev, parent->xlt.offset +
+					  ci * MRC_KLM_ENTRY_SIZE, &e,
+					  sizeof(e)));
+	mdev->ops->fence(mdev);
+}
+
+/*
+ * Create the child of block @ci of implicit parent @podp and hook it into
+ * the parent's entry. The child is an explicit ODP MR of the parent's PD
+ * with no rights in its context: requesters reach it only through the
+ * parent, whose rights the walk checks; its MTT entries are writable
+ * when the parent is.
+ */
+static struct mrc_mr *mrc_odp_child_create(struct mrc_odp *podp, u64 ci)
+{
+	struct mrc_odp_implicit *imp = podp->imp;
+	struct mrc_mr *parent = podp->mr;
+	struct mrc_reg_attr attr = {
+		.type = MRC_MR_USER,
+		.access = MRC_ACCESS_ON_DEMAND,
+		.start = ci << MRC_ODP_CHILD_SHIFT,
+		.iova = ci << MRC_ODP_CHILD_SHIFT,
+		.length = BIT_ULL(MRC_ODP_CHILD_SHIFT),
+	};
+	struct mrc_mr *mr;
+	int ret;
+
+	lockdep_assert_held(&imp->lock);
+
+	/* The process may have exited: its mm then takes no notifier. */
+	if (!mmget_not_zero(imp->mm))
+		return ERR_PTR(-EFAULT);
+	mr = mrc_odp_reg_range(parent->pd, &attr, imp->mm, podp);
+	mmput(imp->mm);
+	if (IS_ERR(mr))
+		return mr;
+
+	ret = xa_insert(&imp->children, ci, mr, GFP_KERNEL);
+	if (ret) {
+		WARN_ON_ONCE(mrc_dereg_mr_nested(mr, SINGLE_DEPTH_NESTING));
+		return ERR_PTR(ret);
+	}
+	mrc_odp_ksm_write(podp, ci, mr->key);
+	atomic64_inc(&imp->live);
+	atomic64_inc(&imp->created);
+	atomic64_inc(&parent->mdev->odp.children_created);
+	return mr;
+}
+
+/*
+ * Map pages [@idx, @idx + @n) of implicit parent @podp, all inside one
+ * child's block: through the child, created if it does not exist. While
+ * the fault runs, the child is marked active so reclaim leaves it alone.
+ */
+static long mrc_odp_implicit_map(struct mrc_odp *podp, u64 idx, u64 n,
+				 u32 flags)
+{
+	struct mrc_odp_implicit *imp = podp->imp;
+	u64 ci = idx >> MRC_ODP_CHILD_PAGE_SHIFT;
+	struct mrc_odp *codp;
+	struct mrc_mr *child;
+	long ret;
+
+	mutex_lock(&imp->lock);
+	child = xa_load(&imp->children, ci);
+	if (!child)
+		child = mrc_odp_child_create(podp, ci);
+	if (!IS_ERR(child))
+		atomic_inc(&child->odp->active);
+	mutex_unlock(&imp->lock);
+	if (IS_ERR(child))
+		return PTR_ERR(child);
+
+	codp = child->odp;
+	ret = mrc_odp_map_range(codp, idx - (ci << MRC_ODP_CHILD_PAGE_SHIFT),
+				n, flags);
+	/* A child the fault could not map into is idle at once. */
+	if (atomic_dec_and_test(&codp->active) &&
+	    !atomic64_read(&codp->mapped))
+		mrc_odp_reclaim_kick(imp);
+	return ret;
+}
+
+/*
+ * How many of the @n pages from @idx on one step maps: at most a fault's
+ * worth, and for an implicit parent no further than the child's block.
+ */
+static u64 mrc_odp_step(const struct mrc_odp *odp, u64 idx, u64 n)
+{
+	u64 max = MRC_ODP_FAULT_MAX_PAGES;
+
+	if (odp->imp)
+		max = min(max, BIT_ULL(MRC_ODP_CHILD_PAGE_SHIFT) -
+			       (idx & (BIT_ULL(MRC_ODP_CHILD_PAGE_SHIFT) - 1)));
+	return min(n, max);
+}
+
+/* Map one step of pages (mrc_odp_step()) of an explicit or implicit MR. */
+static long mrc_odp_map_step(struct mrc_odp *odp, u64 idx, u64 n, u32 flags)
+{
+	if (odp->imp)
+		return mrc_odp_implicit_map(odp, idx, n, flags);
+	return mrc_odp_map_range(odp, idx, n, flags);
+}
+
 /*
  * The pages of @odp's MR that [@iova, @iova + @len) touches, from its
  * first page on, at most @max; @len 0 counts as 1 byte.
@@ -476,18 +674,22 @@ static unsigned int mrc_odp_hist_bucket(u64 ns)
 	return min_t(unsigned int, ilog2(us), MRC_ODP_HIST_BUCKETS - 1);
 }
 
-/* The ODP MR that owns @key, held; ERR_PTR(-ENOKEY / -EINVAL) if none. */
-static struct mrc_mr *mrc_odp_lookup(struct mrc_device *mdev, u32 key)
+/* @mr if it is a held ODP MR a fault may name, else dropped: -EINVAL. */
+static struct mrc_mr *mrc_odp_only(struct mrc_mr *mr)
 {
-	struct mrc_mr *mr = mrc_mr_lookup(mdev, key);
-
 	if (IS_ERR(mr))
 		return mr;
-	if (!mr->odp) {
+	/* An implicit child is faulted through its parent only. */
+	if (!mr->odp || mr->odp->parent) {
 		mrc_mr_put(mr);
 		return ERR_PTR(-EINVAL);
 	}
 	return mr;
+}
+
+static struct mrc_mr *mrc_odp_lookup(struct mrc_device *mdev, u32 key)
+{
+	return mrc_odp_only(mrc_mr_lookup(mdev, key));
 }
 
 /**
@@ -530,8 +732,9 @@ int mrc_odp_fault(struct mrc_device *mdev, u32 key, u64 iova, u64 len,
 	ret = mrc_odp_pages(mr->odp, iova, len, MRC_ODP_FAULT_MAX_PAGES, &idx,
 			    &n);
 	if (!ret)
-		ret = mrc_odp_map_range(mr->odp, idx, n,
-					flags & MRC_ODP_WRITE);
+		ret = mrc_odp_map_step(mr->odp, idx,
+				       mrc_odp_step(mr->odp, idx, n),
+				       flags & MRC_ODP_WRITE);
 	if (ret >= 0) {
 		atomic64_inc(&mr->odp->faults);
 		atomic64_add(ret, &mr->odp->fault_pages);
@@ -587,9 +790,9 @@ int mrc_odp_prefetch(struct mrc_device *mdev, u32 pdn, u32 key, u64 iova,
 	}
 	ret = mrc_odp_pages(mr->odp, iova, len, mr->odp->npages, &idx, &n);
 	while (!ret && n) {
-		u64 chunk = min_t(u64, n, MRC_ODP_FAULT_MAX_PAGES);
+		u64 chunk = mrc_odp_step(mr->odp, idx, n);
 
-		ret = mrc_odp_map_range(mr->odp, idx, chunk, flags);
+		ret = mrc_odp_map_step(mr->odp, idx, chunk, flags);
 		if (ret < 0)
 			break;
 		done += ret;
@@ -631,6 +834,11 @@ int mrc_mr_odp_stats(struct mrc_mr *mr, struct mrc_odp_stats *st)
 		.prefetched_pages = atomic64_read(&odp->prefetched_pages),
 		.mapped_pages = atomic64_read(&odp->mapped),
 	};
+	if (odp->imp) {
+		st->children = atomic64_read(&odp->imp->live);
+		st->children_created = atomic64_read(&odp->imp->created);
+		st->children_reclaimed = atomic64_read(&odp->imp->reclaimed);
+	}
 	return 0;
 }
 EXPORT_SYMBOL_GPL(mrc_mr_odp_stats);
@@ -642,25 +850,35 @@ EXPORT_SYMBOL_GPL(mrc_mr_odp_stats);
  *
  * Context: process context.
  * Return: 0; -EOPNOTSUPP on a device without MRC_CAP_ODP, for implicit
- * ODP (start 0, length U64_MAX) or ZERO_BASED; -EINVAL for the range
- * and access errors of mrc_reg_user_mr(); -EFAULT without a user mm.
+ * ODP (start 0, length U64_MAX) on a device without MRC_CAP_KSM, or
+ * ZERO_BASED; -EINVAL for the range and access errors of
+ * mrc_reg_user_mr() and for implicit ODP at an iova other than 0;
+ * -EFAULT without a user mm.
  */
 int mrc_odp_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr)
 {
+	const u32 caps = pd->mdev->caps.flags;
 	int ret;
 
 	ret = mrc_check_access(attr->access & ~MRC_ACCESS_ON_DEMAND);
 	if (ret)
 		return ret;
-	if (!(pd->mdev->caps.flags & MRC_CAP_ODP))
-		return -EOPNOTSUPP;
-	if (!attr->start && attr->length == U64_MAX)
+	if (!(caps & MRC_CAP_ODP))
 		return -EOPNOTSUPP;
 	if (attr->access & MRC_ACCESS_ZERO_BASED)
 		return -EOPNOTSUPP;
-	ret = mrc_check_user_range(attr->start, attr->length, attr->iova);
-	if (ret)
-		return ret;
+	if (mrc_odp_is_implicit(attr)) {
+		if (!(caps & MRC_CAP_KSM))
+			return -EOPNOTSUPP;
+		/* The parent's address space is the process's: iova 0. */
+		if (attr->iova)
+			return -EINVAL;
+	} else {
+		ret = mrc_check_user_range(attr->start, attr->length,
+					   attr->iova);
+		if (ret)
+			return ret;
+	}
 	return current->mm ? 0 : -EFAULT;
 }
 
@@ -668,6 +886,13 @@ static void mrc_odp_free(struct mrc_odp *odp)
 {
 	u64 c;
 
+	if (odp->imp) {
+		xa_destroy(&odp->imp->children);
+		mutex_destroy(&odp->imp->lock);
+		if (odp->imp->mm)
+			mmdrop(odp->imp->mm);
+		kfree(odp->imp);
+	}
 	mutex_destroy(&odp->umem_mutex);
 	if (odp->chunks)
 		for (c = 0; c < odp->nchunks; c++)
@@ -705,24 +930,167 @@ static struct mrc_odp *mrc_odp_alloc(const struct mrc_reg_attr *attr)
 	return odp;
 }
 
-/**
- * mrc_odp_reg - register an explicit ODP MR over the caller's memory
- * @pd: a checked protection domain
- * @attr: a user MR with MRC_ACCESS_ON_DEMAND that passed mrc_odp_check()
- *
- * Nothing is pinned: the notifier is inserted, then the MR installed with
- * non-present entries and an MRC_MKEY_F_ODP context.
- *
- * Context: process context of the process that owns the memory.
- * Return: the MR; -ENOMEM; -ENOSPC when no key or translation space is
- * free; or the error of a backend op or of the notifier insertion.
+/*
+ * Find idle children (no page mapped, no fault in progress), unhook them
+ * from the parent's entries, wait for the device walks that may have
+ * passed through those entries, and deregister them.
  */
-struct mrc_mr *mrc_odp_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr)
+static void mrc_odp_reclaim(struct work_struct *work)
 {
+	struct mrc_odp_implicit *imp = container_of(work,
+						    struct mrc_odp_implicit,
+						    reclaim_work);
+	struct mrc_mr *child, *parent = NULL;
+	struct xarray idle;
+	unsigned long ci;
+	u64 n = 0;
+
+	xa_init(&idle);
+	mutex_lock(&imp->lock);
+	xa_for_each(&imp->children, ci, child) {
+		struct mrc_odp *codp = child->odp;
+
+		if (atomic_read(&codp->active) ||
+		    atomic64_read(&codp->mapped))
+			continue;
+		/* No memory for the list: the child waits for the next run. */
+		if (xa_insert(&idle, ci, child, GFP_KERNEL))
+			break;
+		parent = codp->parent->mr;
+		mrc_odp_ksm_write(codp->parent, ci, 0);
+		xa_erase(&imp->children, ci);
+	}
+	if (parent)
+		parent->mdev->ops->sync_mkey(parent->mdev,
+					     mrc_key_index(parent->key));
+	mutex_unlock(&imp->lock);
+
+	xa_for_each(&idle, ci, child) {
+		struct mrc_device *mdev = child->mdev;
+
+		/* Nothing can fail the device's invalidation of a child. */
+		WARN_ON_ONCE(mrc_dereg_mr_nested(child, SINGLE_DEPTH_NESTING));
+		atomic64_inc(&mdev->odp.children_reclaimed);
+		n++;
+	}
+	xa_destroy(&idle);
+	atomic64_sub(n, &imp->live);
+	atomic64_add(n, &imp->reclaimed);
+}
+
+/* Queue the reclaim work unless the parent is going: any context. */
+static void mrc_odp_reclaim_kick(struct mrc_odp_implicit *imp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&imp->reclaim_lock, flags);
+	if (!imp->dying)
+		queue_work(system_unbound_wq, &imp->reclaim_work);
+	spin_unlock_irqrestore(&imp->reclaim_lock, flags);
+}
+
+/*
+ * Register an implicit ODP parent: a KSM key over the user address space
+ * whose entries name no child yet. Nothing else is allocated until a
+ * fault: the KSM table is already non-present on a device with
+ * MRC_CAP_XLT_ZEROED, and written with zeros otherwise.
+ */
+static struct mrc_mr *mrc_odp_reg_implicit(struct mrc_pd *pd,
+					   const struct mrc_reg_attr *attr)
+{
+	struct mrc_trans t = {
+		.iova = 0,
+		.length = MRC_ODP_IMPLICIT_SPAN,
+		.writable = mrc_access_writable(attr->access),
+		.mode = MRC_ACCESS_MODE_KSM,
+		.page_shift = MRC_ODP_CHILD_SHIFT,
+		.nentries = MRC_ODP_IMPLICIT_SPAN >> MRC_ODP_CHILD_SHIFT,
+		.odp = true,
+	};
+	struct mrc_odp_implicit *imp;
+	struct mrc_odp *odp;
+	struct mrc_mr *mr;
+	int ret;
+
+	odp = kzalloc(sizeof(*odp), GFP_KERNEL);
+	if (!odp)
+		return ERR_PTR(-ENOMEM);
+	mutex_init(&odp->umem_mutex);
+	imp = kzalloc(sizeof(*imp), GFP_KERNEL);
+	if (!imp) {
+		ret = -ENOMEM;
+		goto out_free_odp;
+	}
+	odp->imp = imp;
+	mutex_init(&imp->lock);
+	xa_init(&imp->children);
+	INIT_WORK(&imp->reclaim_work, mrc_odp_reclaim);
+	spin_lock_init(&imp->reclaim_lock);
+	odp->npages = MRC_ODP_IMPLICIT_SPAN >> PAGE_SHIFT;
+	odp->writable = t.writable;
+
+	mr = mrc_mr_alloc(pd, attr);
+	if (!mr) {
+		ret = -ENOMEM;
+		goto out_free_odp;
+	}
+	odp->mr = mr;
+	mr->odp = odp;
+
+	ret = mrc_mr_install(mr, &t);
+	if (ret)
+		goto out_free_mr;
+	mmgrab(current->mm);
+	imp->mm = current->mm;
+	return mr;
+
+out_free_mr:
+	mrc_mr_free(mr);
+out_free_odp:
+	mrc_odp_free(odp);
+	return ERR_PTR(ret);
+}
+
+/*
+ * Deregister every child of an implicit parent whose key the device no
+ * longer resolves and whose holders (faults, prefetches) are gone.
+ */
+static void mrc_odp_release_implicit(struct mrc_odp *odp)
+{
+	struct mrc_odp_implicit *imp = odp->imp;
+	struct mrc_mr *child;
+	unsigned long ci;
+
+	spin_lock_irq(&imp->reclaim_lock);
+	imp->dying = true;
+	spin_unlock_irq(&imp->reclaim_lock);
+	cancel_work_sync(&imp->reclaim_work);
+
+	/* No fault holds the parent, no reclaim runs: the children are ours. */
+	xa_for_each(&imp->children, ci, child) {
+		xa_erase(&imp->children, ci);
+		WARN_ON_ONCE(mrc_dereg_mr_nested(child, SINGLE_DEPTH_NESTING));
+		atomic64_dec(&imp->live);
+	}
+}
+
+/*
+ * Register an explicit ODP MR over @attr's range of @mm: the notifier is
+ * inserted, then the MR installed with non-present entries and an
+ * MRC_MKEY_F_ODP context. @parent is an implicit child's parent, whose
+ * write rights the child's entries follow, or NULL.
+ */
+static struct mrc_mr *mrc_odp_reg_range(struct mrc_pd *pd,
+					const struct mrc_reg_attr *attr,
+					struct mm_struct *mm,
+					struct mrc_odp *parent)
+{
+	bool writable = parent ? parent->writable :
+				 mrc_access_writable(attr->access);
 	struct mrc_trans t = {
 		.iova = attr->iova,
 		.length = attr->length,
-		.writable = mrc_access_writable(attr->access),
+		.writable = writable,
 		.mode = MRC_ACCESS_MODE_MTT,
 		.page_shift = PAGE_SHIFT,
 		.odp = true,
@@ -734,6 +1102,8 @@ struct mrc_mr *mrc_odp_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr)
 	odp = mrc_odp_alloc(attr);
 	if (!odp)
 		return ERR_PTR(-ENOMEM);
+	odp->writable = writable;
+	odp->parent = parent;
 	t.nentries = odp->npages;
 
 	mr = mrc_mr_alloc(pd, attr);
@@ -744,8 +1114,7 @@ struct mrc_mr *mrc_odp_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr)
 	odp->mr = mr;
 	mr->odp = odp;
 
-	ret = mmu_interval_notifier_insert(&odp->notifier, current->mm,
-					   odp->start,
+	ret = mmu_interval_notifier_insert(&odp->notifier, mm, odp->start,
 					   odp->npages << PAGE_SHIFT,
 					   &mrc_odp_notifier_ops);
 	if (ret)
@@ -766,12 +1135,34 @@ out_free_odp:
 }
 
 /**
+ * mrc_odp_reg - register an ODP MR over the caller's memory
+ * @pd: a checked protection domain
+ * @attr: a user MR with MRC_ACCESS_ON_DEMAND that passed mrc_odp_check()
+ *
+ * Nothing is pinned. An explicit MR: the notifier is inserted, then the
+ * MR installed with non-present entries and an MRC_MKEY_F_ODP context.
+ * Implicit ODP (start 0, length U64_MAX): the parent's KSM key, whose
+ * children the faults create.
+ *
+ * Context: process context of the process that owns the memory.
+ * Return: the MR; -ENOMEM; -ENOSPC when no key or translation space is
+ * free; or the error of a backend op or of the notifier insertion.
+ */
+struct mrc_mr *mrc_odp_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr)
+{
+	if (mrc_odp_is_implicit(attr))
+		return mrc_odp_reg_implicit(pd, attr);
+	return mrc_odp_reg_range(pd, attr, current->mm, NULL);
+}
+
+/**
  * mrc_odp_release - tear down the ODP state of an MR being deregistered
  * @mr: an ODP MR whose key the device no longer resolves
  *
  * The notifier is removed first (waiting for a callback in progress), so
  * nothing else touches the pages; then every mapped page is unmapped and
- * dirtied where the device could write it.
+ * dirtied where the device could write it. An implicit parent's children
+ * are deregistered instead (each the same way).
  *
  * Context: process context; may sleep.
  */
@@ -780,6 +1171,10 @@ void mrc_odp_release(struct mrc_mr *mr)
 	struct mrc_odp *odp = mr->odp;
 	u64 i;
 
+	if (odp->imp) {
+		mrc_odp_release_implicit(odp);
+		goto out_free;
+	}
 	mmu_interval_notifier_remove(&odp->notifier);
 	mutex_lock(&odp->umem_mutex);
 	for (i = 0; i < odp->npages; i++) {
@@ -789,6 +1184,7 @@ void mrc_odp_release(struct mrc_mr *mr)
 			mrc_odp_unmap_page(odp, i);
 	}
 	mutex_unlock(&odp->umem_mutex);
+out_free:
 	mr->odp = NULL;
 	mrc_odp_free(odp);
 }

@@ -1575,6 +1575,7 @@ static void mrct_check_uapi(void)
 	BUILD_BUG_ON(MRCT_MODE_PA != MRC_ACCESS_MODE_PA);
 	BUILD_BUG_ON(MRCT_MODE_MTT != MRC_ACCESS_MODE_MTT);
 	BUILD_BUG_ON(MRCT_MODE_KLM != MRC_ACCESS_MODE_KLM);
+	BUILD_BUG_ON(MRCT_MODE_KSM != MRC_ACCESS_MODE_KSM);
 	BUILD_BUG_ON(sizeof(struct mrct_mr_info) != 16);
 	BUILD_BUG_ON(sizeof(struct mrct_reg) != 56);
 	BUILD_BUG_ON(sizeof(struct mrct_xfer) != 40);

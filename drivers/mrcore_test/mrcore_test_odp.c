@@ -96,6 +96,11 @@ static int mrct_odp_stats_locked(struct mrct_ctx *ctx,
 	req->dev_invalidated_pages = atomic64_read(&d->invalidated_pages);
 	req->dev_prefetches = atomic64_read(&d->prefetches);
 	req->dev_prefetched_pages = atomic64_read(&d->prefetched_pages);
+	req->children = st.children;
+	req->children_created = st.children_created;
+	req->children_reclaimed = st.children_reclaimed;
+	req->dev_children_created = atomic64_read(&d->children_created);
+	req->dev_children_reclaimed = atomic64_read(&d->children_reclaimed);
 	return 0;
 }
 

@@ -55,6 +55,7 @@
 #define MRCT_MODE_PA		0
 #define MRCT_MODE_MTT		1
 #define MRCT_MODE_KLM		2
+#define MRCT_MODE_KSM		3
 
 /**
  * struct mrct_set_device - MRCT_SET_DEVICE
@@ -1555,6 +1556,13 @@ struct mrct_odp_advise {
  * @dev_invalidated_pages: (out) pages they unmapped
  * @dev_prefetches: (out) the device's successful prefetches
  * @dev_prefetched_pages: (out) pages they mapped
+ * @children: (out) implicit ODP MR: its children live now (0 otherwise)
+ * @children_created: (out) implicit ODP MR: children it ever created
+ * @children_reclaimed: (out) implicit ODP MR: children reclaimed idle
+ * @dev_children_created: (out) the device's implicit children created
+ * @dev_children_reclaimed: (out) the device's children reclaimed idle
+ *
+ * An implicit ODP MR's counters add up its children's.
  *
  * Return: 0; -ENOENT no such MR; -EINVAL not an ODP MR (or bad input);
  * -EOPNOTSUPP not a vhca device; -ENODEV no device.
@@ -1575,6 +1583,11 @@ struct mrct_odp_stats {
 	__u64 dev_invalidated_pages;
 	__u64 dev_prefetches;
 	__u64 dev_prefetched_pages;
+	__u64 children;
+	__u64 children_created;
+	__u64 children_reclaimed;
+	__u64 dev_children_created;
+	__u64 dev_children_reclaimed;
 };
 
 #define MRCT_ODP_ADVISE		_IOW(MRCT_IOC_MAGIC, 0xA0, struct mrct_odp_advise)

@@ -57,6 +57,7 @@ int vhca_mkey_xlt_check(struct vhca_dev *vdev, const struct mrc_mkey_ctx *ctx)
 		entry_size = MRC_MTT_ENTRY_SIZE;
 		break;
 	case MRC_ACCESS_MODE_KLM:
+	case MRC_ACCESS_MODE_KSM:
 		entry_size = MRC_KLM_ENTRY_SIZE;
 		break;
 	default:
@@ -90,10 +91,11 @@ static int vhca_mkey_ctx_check(struct vhca_dev *vdev, u32 index,
 		return -EINVAL;
 	if (!vhca_counter_field_valid(vdev, ctx->counter))
 		return -EINVAL;
-	/* Only MTT entries can be non-present. */
+	/* Only MTT and KSM entries can be non-present. */
 	if ((ctx->flags & ~MRC_MKEY_F_ALL) ||
 	    ((ctx->flags & MRC_MKEY_F_ODP) &&
-	     ctx->access_mode != MRC_ACCESS_MODE_MTT))
+	     ctx->access_mode != MRC_ACCESS_MODE_MTT &&
+	     ctx->access_mode != MRC_ACCESS_MODE_KSM))
 		return -EINVAL;
 	if (ctx->access_mode == MRC_ACCESS_MODE_PA)
 		return 0;
@@ -475,6 +477,7 @@ static const char *const vhca_access_mode_names[] = {
 	[MRC_ACCESS_MODE_PA] = "PA",
 	[MRC_ACCESS_MODE_MTT] = "MTT",
 	[MRC_ACCESS_MODE_KLM] = "KLM",
+	[MRC_ACCESS_MODE_KSM] = "KSM",
 };
 
 static const char *vhca_name_of(const char *const *names, size_t num, u8 v)

@@ -121,10 +121,10 @@ struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access)
  *
  * mrcore pins and DMA-maps the calling process's memory, or, with
  * IB_ACCESS_ON_DEMAND, registers it for on-demand paging: nothing is
- * pinned and the engine's page faults map it (explicit ODP only; the
- * whole address space, implicit ODP, is -EOPNOTSUPP). Kernel callers
- * reach this through ib_reg_user_mr(), which fills in the rest of the
- * ib_mr and adds it to restrack.
+ * pinned and the engine's page faults map it (start 0 and length
+ * U64_MAX, iova 0: implicit ODP over the whole address space). Kernel
+ * callers reach this through ib_reg_user_mr(), which fills in the rest
+ * of the ib_mr and adds it to restrack.
  *
  * Return: the MR or an ERR_PTR: -EINVAL for bad @access or @udata, or
  * mrcore's error.
@@ -374,6 +374,13 @@ static int vhca_fill_res_odp(struct sk_buff *msg, struct mrc_mr *base_mr)
 				   st.prefetched_pages) ||
 	    rdma_nl_put_driver_u64(msg, "odp_mapped_pages", st.mapped_pages))
 		return -EMSGSIZE;
+	if (base_mr->mode == MRC_ACCESS_MODE_KSM &&
+	    (rdma_nl_put_driver_u64(msg, "odp_children", st.children) ||
+	     rdma_nl_put_driver_u64(msg, "odp_children_created",
+				    st.children_created) ||
+	     rdma_nl_put_driver_u64(msg, "odp_children_reclaimed",
+				    st.children_reclaimed)))
+		return -EMSGSIZE;
 	return 0;
 }
 
@@ -384,10 +391,12 @@ static int vhca_fill_res_odp(struct sk_buff *msg, struct mrc_mr *base_mr)
  *
  * Adds driver attributes for `rdma res show mr -dd`: kind (dma, phys, sg,
  * user), and what the device holds for the key, read back from device
- * memory: state, mode (PA, MTT, KLM), page_size (bytes per MTT entry; 0
- * for PA and KLM) and entries (MTT or KLM entries; 0 for PA); for an ODP
- * MR, mrcore's counters of it (odp_faults, odp_fault_pages,
- * odp_invalidations, odp_prefetched_pages, odp_mapped_pages).
+ * memory: state, mode (PA, MTT, KLM, KSM), page_size (bytes per MTT
+ * entry; 0 for PA, KLM and KSM) and entries (MTT, KLM or KSM entries; 0
+ * for PA); for an ODP MR, mrcore's counters of it (odp_faults,
+ * odp_fault_pages, odp_invalidations, odp_prefetched_pages,
+ * odp_mapped_pages), and for an implicit one odp_children,
+ * odp_children_created and odp_children_reclaimed.
  *
  * Return: 0 or -EMSGSIZE.
  */

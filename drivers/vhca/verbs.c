@@ -56,9 +56,9 @@ static int vhca_query_device(struct ib_device *ibdev,
 	attr->hw_ver = VHCA_HW_VER;
 	/*
 	 * Fast registration of MEM_REG and SG_GAPS MRs (frwr.c) and explicit
-	 * ODP on every operation of RC and UD QPs (odp.c, engine.c); no
-	 * implicit ODP. 6.1 spells the SG_GAPS flag IBK_SG_GAPS_REG, a
-	 * kernel cap.
+	 * and implicit ODP on every operation of RC and UD QPs (odp.c,
+	 * engine.c). 6.1 spells the SG_GAPS flag IBK_SG_GAPS_REG, a kernel
+	 * cap.
 	 */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
@@ -66,7 +66,7 @@ static int vhca_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG |
 				 IBK_SG_GAPS_REG | IBK_ON_DEMAND_PAGING;
-	attr->odp_caps.general_caps = IB_ODP_SUPPORT;
+	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
 	attr->odp_caps.per_transport_caps.rc_odp_caps =
 		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
 		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
@@ -352,7 +352,8 @@ struct vhca_dev *vhca_dev_alloc(const char *name, struct net_device *ndev,
 	vdev->mdev.caps.xlt_size = xlt_size;
 	vdev->mdev.caps.page_size_bitmap = SZ_4K | SZ_2M | SZ_1G;
 	/* Device memory starts zeroed (vhca_devmem_init()). */
-	vdev->mdev.caps.flags = MRC_CAP_KLM | MRC_CAP_ODP | MRC_CAP_XLT_ZEROED;
+	vdev->mdev.caps.flags = MRC_CAP_KLM | MRC_CAP_ODP | MRC_CAP_XLT_ZEROED |
+				MRC_CAP_KSM;
 	vdev->mdev.caps.max_counters = VHCA_MAX_COUNTERS;
 	return vdev;
 }

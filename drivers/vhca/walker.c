@@ -26,11 +26,17 @@
  *  5. a zero-length access stops here;
  *  6. range: [iova, iova + len) does not wrap and lies inside [ctx.iova,
  *     ctx.iova + ctx.length), else -ERANGE;
- *  7. translation, by access mode: PA (the iova is the DMA address), MTT
- *     or KLM; malformed tables give -EINVAL, an entry without the R/W bit
- *     the access needs gives -EFAULT, or, in a context with
+ *  7. translation, by access mode: PA (the iova is the DMA address), MTT,
+ *     KLM or KSM; malformed tables give -EINVAL, an entry without the
+ *     R/W bit the access needs gives -EFAULT, or, in a context with
  *     MRC_MKEY_F_ODP, -EAGAIN: a page fault, recorded in the walk's
- *     struct vhca_fault (if it has one) for the engine to raise;
+ *     struct vhca_fault (if it has one) for the engine to raise. A KSM
+ *     entry naming key 0 is non-present the same way (a nested walk of
+ *     key 0 fails -ENOKEY in a context without the flag). A fault met
+ *     below a KLM or KSM entry of an ODP context is moved up to that
+ *     context (its key, and the address in its space), so the fault
+ *     names the outermost ODP key of the walk: an implicit ODP parent's,
+ *     never its child's;
  *  8. bytes: each DMA address becomes a physical address with
  *     dma_to_phys(), as vhca's DMA is dma-direct (with swiotlb, the bytes
  *     are the bounce buffer's, as for any device); a page frame without
@@ -338,21 +344,42 @@ static int vhca_walk_mtt(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
 }
 
 /*
- * Bytes [@off, @off + @len) of one KLM entry of @ctx, through the key the
- * entry names: the local DMA key (the address is a DMA address) or
- * another key of @ctx's PD, walked by the nested-key rules.
+ * Bytes [@off, @off + @len) of one KLM or KSM entry of @ctx, at @iova of
+ * @ctx's address space, through the key the entry names: the local DMA
+ * key (the address is a DMA address) or another key of @ctx's PD, walked
+ * by the nested-key rules. A page fault this nested walk records is
+ * moved up to @ctx when @ctx is an ODP context.
  */
 static int vhca_walk_klm_entry(struct vhca_walk *w,
 			       const struct mrc_mkey_ctx *ctx,
-			       void __iomem *klm, u64 off, u64 len,
+			       void __iomem *klm, u64 iova, u64 off, u64 len,
 			       unsigned int depth)
 {
 	u32 key = readl(klm + offsetof(struct mrc_klm, key));
 	u64 addr = readq(klm + offsetof(struct mrc_klm, addr));
+	struct vhca_fault *f = w->fault;
+	bool had_fault = f && f->pending;
+	u64 delta;
+	int err;
 
 	if (check_add_overflow(addr, off, &addr))
 		return -EINVAL;
-	return vhca_walk_key(w, key, addr, len, ctx, depth + 1);
+	err = vhca_walk_key(w, key, addr, len, ctx, depth + 1);
+	if (err != -EAGAIN || !f || had_fault || !f->pending ||
+	    !(ctx->flags & MRC_MKEY_F_ODP))
+		return err;
+
+	/*
+	 * Where the fault fell inside this piece, if it was recorded in the
+	 * space of the key the entry names (deeper keys: the piece's start).
+	 */
+	delta = f->iova - addr;
+	if (f->iova < addr || delta >= len)
+		delta = 0;
+	f->key = ctx->key;
+	f->iova = iova + delta;
+	f->len = len - delta;
+	return err;
 }
 
 /*
@@ -388,11 +415,57 @@ static int vhca_walk_klm(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
 		}
 
 		n = min_t(u64, len, bcount - off);
-		err = vhca_walk_klm_entry(w, ctx, klm, off, n, depth);
+		err = vhca_walk_klm_entry(w, ctx, klm, iova, off, n, depth);
 		if (err)
 			return err;
+		iova += n;
 		len -= n;
 		off = 0;
+	}
+	return 0;
+}
+
+/*
+ * KSM mode. Entry i covers the block of 1 << page_shift bytes at
+ * ctx->iova + (i << page_shift), naming a key and the address of the
+ * block's first byte in that key's space. ctx->iova must be aligned to
+ * the block size. An entry naming key 0 in an ODP context is
+ * non-present: a page fault of this context.
+ */
+static int vhca_walk_ksm(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
+			 u64 iova, u64 len, unsigned int depth)
+{
+	unsigned int shift = ctx->page_shift;
+	void __iomem *klm;
+	u64 bsz, idx;
+	int err;
+
+	if (shift < PAGE_SHIFT || shift >= BITS_PER_LONG)
+		return -EINVAL;
+	bsz = BIT_ULL(shift);
+	if (!IS_ALIGNED(ctx->iova, bsz))
+		return -EINVAL;
+	err = vhca_mkey_xlt_check(w->vdev, ctx);
+	if (err)
+		return err;
+
+	idx = (iova - ctx->iova) >> shift;
+	for (; len; idx++) {
+		u64 off = (iova - ctx->iova) & (bsz - 1);
+		u64 n = min(len, bsz - off);
+
+		if (idx >= ctx->xlt_entries)
+			return -EINVAL;
+		klm = w->vdev->mem.xlt + ctx->xlt_offset +
+		      idx * MRC_KLM_ENTRY_SIZE;
+		if (!readl(klm + offsetof(struct mrc_klm, key)) &&
+		    (ctx->flags & MRC_MKEY_F_ODP))
+			return vhca_walk_fault(w, ctx, iova, len);
+		err = vhca_walk_klm_entry(w, ctx, klm, iova, off, n, depth);
+		if (err)
+			return err;
+		iova += n;
+		len -= n;
 	}
 	return 0;
 }
@@ -524,6 +597,8 @@ static int vhca_walk_ctx(struct vhca_walk *w, u32 key,
 		return vhca_walk_mtt(w, ctx, iova, len);
 	case MRC_ACCESS_MODE_KLM:
 		return vhca_walk_klm(w, ctx, iova, len, depth);
+	case MRC_ACCESS_MODE_KSM:
+		return vhca_walk_ksm(w, ctx, iova, len, depth);
 	}
 	return -EINVAL;
 }

@@ -864,8 +864,178 @@ static void vhca_walk_odp_fault_nested(struct kunit *test)
 }
 
 /*
+ * A KSM-mode key of @pdn at @iova: @n blocks of 1 << @shift bytes, block
+ * i naming @keys[i] (0: non-present) at @addrs[i], with context @flags.
+ */
+static u32 wt_ksm_key(struct kunit *test, struct walker_ctx *ctx, u32 pdn,
+		      u64 iova, unsigned int shift, const u32 *keys,
+		      const u64 *addrs, unsigned int n, u32 access, u8 flags)
+{
+	struct mrc_klm ksm[4];
+	struct mrc_mkey_ctx c = {
+		.key = wt_new_key(test, ctx),
+		.state = MRC_MKEY_VALID,
+		.access_mode = MRC_ACCESS_MODE_KSM,
+		.page_shift = shift,
+		.pdn = pdn,
+		.access = access,
+		.iova = iova,
+		.length = (u64)n << shift,
+		.xlt_entries = n,
+		.flags = flags,
+	};
+	unsigned int i;
+
+	KUNIT_ASSERT_LE(test, n, (unsigned int)ARRAY_SIZE(ksm));
+	for (i = 0; i < n; i++)
+		ksm[i] = wt_klm(0, keys[i], keys[i] ? addrs[i] : 0);
+	c.xlt_offset = wt_xlt(test, ctx, sizeof(ksm[0]) * n);
+	KUNIT_ASSERT_EQ(test, vhca_hw_ops.write_xlt(&ctx->vdev->mdev,
+						    c.xlt_offset, ksm,
+						    sizeof(ksm[0]) * n),
+			0);
+	wt_write_mkey(test, ctx, &c);
+	return c.key;
+}
+
+/*
+ * KSM mode: byte iova - ctx.iova sits in block (iova - ctx.iova) >>
+ * page_shift, at that offset from the address the block's entry gives,
+ * in the entry's key; an access crossing blocks crosses keys. A block
+ * naming key 0 fails -ENOKEY without the ODP flag; a context whose iova
+ * is not block aligned, or whose blocks are smaller than a page, is
+ * malformed.
+ */
+static void vhca_walk_ksm_blocks(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	const u64 iova = 0x200000, c0 = 0x10000, c1 = 0x20000;
+	const u64 rw = MRC_MTT_READ | MRC_MTT_WRITE;
+	u32 rights = MRC_ACCESS_LOCAL_WRITE;
+	u8 in[16], out[16] = {};
+	u32 keys[3];
+	u64 addrs[3] = { c0, c1, 0 };
+	u32 ksm, skew, tiny;
+
+	keys[0] = wt_mtt_mr(test, ctx, WT_PDN, c0, 0, 1, rw, 0);
+	keys[1] = wt_mtt_mr(test, ctx, WT_PDN, c1, 1, 1, rw, 0);
+	keys[2] = 0;
+	ksm = wt_ksm_key(test, ctx, WT_PDN, iova, PAGE_SHIFT, keys, addrs, 3,
+			 rights, 0);
+
+	/* The last 8 bytes of page 0 and the first 8 of page 1. */
+	wt_fill(in, sizeof(in), 41);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ksm,
+					  iova + PAGE_SIZE - 8, in, 16,
+					  VHCA_ACCESS_LOCAL_WRITE), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(wt_va(ctx, 0) + PAGE_SIZE - 8, in, 8), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(wt_va(ctx, 1), in + 8, 8), 0);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ksm,
+					  iova + PAGE_SIZE - 8, out, 16,
+					  VHCA_ACCESS_LOCAL_READ), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(out, in, sizeof(in)), 0);
+
+	/* Block 2 names key 0, in a context without the ODP flag. */
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ksm,
+					  iova + 2 * PAGE_SIZE, out, 8,
+					  VHCA_ACCESS_LOCAL_READ), -ENOKEY);
+	/* Past the last block: outside the key. */
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ksm,
+					  iova + 3 * PAGE_SIZE, out, 8,
+					  VHCA_ACCESS_LOCAL_READ), -ERANGE);
+
+	skew = wt_ksm_key(test, ctx, WT_PDN, iova + 0x800, PAGE_SHIFT, keys,
+			  addrs, 2, rights, 0);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, skew,
+					  iova + 0x800, out, 8,
+					  VHCA_ACCESS_LOCAL_READ), -EINVAL);
+	tiny = wt_ksm_key(test, ctx, WT_PDN, iova, PAGE_SHIFT - 1, keys,
+			  addrs, 2, rights, 0);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, tiny, iova,
+					  out, 8, VHCA_ACCESS_LOCAL_READ),
+			-EINVAL);
+}
+
+/*
+ * An implicit ODP parent's walk: a block naming key 0 faults against the
+ * parent, and so does a non-present page of the child a block names,
+ * moved up to the parent's key and address (the part of the access from
+ * the faulting page on). Through an indirect key naming the parent the
+ * fault still names the parent, the outermost ODP context; a child under
+ * a KSM key without the flag keeps its own fault.
+ */
+static void vhca_walk_ksm_odp_fault(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	const u64 p = 0x400000, c = 0x40000, ind_iova = 0x9000;
+	const u64 bits[2] = { MRC_MTT_READ | MRC_MTT_WRITE, 0 };
+	const unsigned int shift = PAGE_SHIFT + 1;
+	u32 rights = MRC_ACCESS_LOCAL_WRITE;
+	struct vhca_fault f = {};
+	u32 keys[2], parent, plain, ind;
+	u64 addrs[2] = { c, 0 };
+	struct mrc_klm klm;
+	u8 buf[16] = {};
+
+	keys[0] = wt_odp_mr(test, ctx, WT_PDN, c, bits, 2, 0);
+	keys[1] = 0;
+	parent = wt_ksm_key(test, ctx, WT_PDN, p, shift, keys, addrs, 2,
+			    rights, MRC_MKEY_F_ODP);
+
+	/* The child's present page: no fault. */
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, parent,
+						p + 16, buf, 8,
+						VHCA_ACCESS_LOCAL_READ, NULL,
+						&f), 0);
+	KUNIT_EXPECT_FALSE(test, f.pending);
+
+	/* The child's page 1: the parent's fault, at the parent's address. */
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, parent,
+						p + PAGE_SIZE + 16, buf, 8,
+						VHCA_ACCESS_LOCAL_READ, NULL,
+						&f), -EAGAIN);
+	assert_fault(test, ctx, &f, parent, p + PAGE_SIZE + 16, 8, false);
+
+	/* Across the child's pages: from the faulting page on. */
+	f.pending = false;
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, parent,
+						p + PAGE_SIZE - 8, buf, 16,
+						VHCA_ACCESS_LOCAL_WRITE, NULL,
+						&f), -EAGAIN);
+	assert_fault(test, ctx, &f, parent, p + PAGE_SIZE, 8, true);
+
+	/* Block 1 names key 0: non-present, the parent's fault. */
+	f.pending = false;
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, parent,
+						p + BIT(shift) + 4, buf, 8,
+						VHCA_ACCESS_LOCAL_READ, NULL,
+						&f), -EAGAIN);
+	assert_fault(test, ctx, &f, parent, p + BIT(shift) + 4, 8, false);
+
+	/* Through an indirect key: still the parent's. */
+	f.pending = false;
+	klm = wt_klm(2 * BIT(shift), parent, p);
+	ind = wt_klm_key(test, ctx, WT_PDN, ind_iova, &klm, 1, rights);
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, ind,
+						ind_iova + PAGE_SIZE, buf, 8,
+						VHCA_ACCESS_LOCAL_READ, NULL,
+						&f), -EAGAIN);
+	assert_fault(test, ctx, &f, parent, p + PAGE_SIZE, 8, false);
+
+	/* Under a KSM key without the flag, the child keeps its fault. */
+	f.pending = false;
+	plain = wt_ksm_key(test, ctx, WT_PDN, p, shift, keys, addrs, 1,
+			   rights, 0);
+	KUNIT_EXPECT_EQ(test, vhca_access_fault(ctx->vdev, WT_PDN, 0, plain,
+						p + PAGE_SIZE + 16, buf, 8,
+						VHCA_ACCESS_LOCAL_READ, NULL,
+						&f), -EAGAIN);
+	assert_fault(test, ctx, &f, keys[0], c + PAGE_SIZE + 16, 8, false);
+}
+
+/*
  * A context flag the device does not know, or MRC_MKEY_F_ODP outside MTT
- * mode, is a malformed context: write_mkey refuses it.
+ * and KSM modes, is a malformed context: write_mkey refuses it.
  */
 static void vhca_walk_odp_flag_checked(struct kunit *test)
 {
@@ -891,6 +1061,21 @@ static void vhca_walk_odp_flag_checked(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vhca_hw_ops.write_mkey(mdev,
 						     mrc_key_index(c.key), &c),
 			0);
+
+	/* KLM entries are never non-present; KSM entries may be. */
+	c.key = wt_new_key(test, ctx);
+	c.access_mode = MRC_ACCESS_MODE_KLM;
+	c.xlt_offset = wt_xlt(test, ctx, MRC_KLM_ENTRY_SIZE);
+	c.xlt_entries = 1;
+	c.flags = MRC_MKEY_F_ODP;
+	KUNIT_EXPECT_EQ(test, vhca_hw_ops.write_mkey(mdev,
+						     mrc_key_index(c.key), &c),
+			-EINVAL);
+	c.access_mode = MRC_ACCESS_MODE_KSM;
+	c.page_shift = PAGE_SHIFT;
+	KUNIT_EXPECT_EQ(test, vhca_hw_ops.write_mkey(mdev,
+						     mrc_key_index(c.key), &c),
+			0);
 }
 
 static struct kunit_case walker_test_cases[] = {
@@ -907,6 +1092,8 @@ static struct kunit_case walker_test_cases[] = {
 	KUNIT_CASE(vhca_walk_odp_fault_recorded),
 	KUNIT_CASE(vhca_walk_odp_fault_nested),
 	KUNIT_CASE(vhca_walk_odp_flag_checked),
+	KUNIT_CASE(vhca_walk_ksm_blocks),
+	KUNIT_CASE(vhca_walk_ksm_odp_fault),
 	{}
 };
 

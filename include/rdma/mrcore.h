@@ -73,6 +73,8 @@ enum mrc_cap_flags {
 	 * registration then writes no entries at all.
 	 */
 	MRC_CAP_XLT_ZEROED	= 1 << 2,
+	/* KSM access mode; with MRC_CAP_ODP, implicit ODP MRs */
+	MRC_CAP_KSM		= 1 << 3,
 };
 
 /**
@@ -112,13 +114,20 @@ enum mrc_mkey_state {
 };
 
 /* mrc_mkey_ctx.flags */
-#define MRC_MKEY_F_ODP		BIT(0)	/* MTT entries may be non-present: fault */
+#define MRC_MKEY_F_ODP		BIT(0)	/* entries may be non-present: fault */
 #define MRC_MKEY_F_ALL		MRC_MKEY_F_ODP
 
 enum mrc_access_mode {
 	MRC_ACCESS_MODE_PA = 0,	/* iova is a DMA address; no table */
 	MRC_ACCESS_MODE_MTT,	/* uniform pages of 1 << page_shift bytes */
 	MRC_ACCESS_MODE_KLM,	/* {byte count, key, address} list */
+	/*
+	 * {key, address} entries of 1 << page_shift bytes each (the byte
+	 * count is unused, written 0): entry i covers the block of the
+	 * key's address space at iova + (i << page_shift), which must be
+	 * aligned to the block size.
+	 */
+	MRC_ACCESS_MODE_KSM,
 };
 
 /* Access rights carried in a context: the ib_access_flags bit values. */
@@ -145,7 +154,8 @@ enum mrc_access_mode {
  * @pdn: PD number, or MRC_PDN_ANY
  * @access: MRC_ACCESS_* bits: those of MRC_ACCESS_HW_MASK, plus
  *	MRC_ACCESS_REMOTE_ONLY on a memory window's context
- * @page_shift: log2 of the MTT page size (MTT mode only)
+ * @page_shift: log2 of the MTT page size (MTT mode) or of the block
+ *	each entry covers (KSM mode)
  * @iova: first I/O virtual address the key covers
  * @length: bytes covered; U64_MAX means "all addresses" (PA mode)
  * @xlt_offset: byte offset of the first MTT/KLM entry in the translation area
@@ -155,10 +165,13 @@ enum mrc_access_mode {
  * @counter: slot of the device's counter table that counts remote writes
  *	through this context (struct mrc_counter), 0 for none; a memory
  *	window's context has none (writes through it count on its MR's)
- * @flags: MRC_MKEY_F_*. MRC_MKEY_F_ODP (MTT mode, devices with
+ * @flags: MRC_MKEY_F_*. MRC_MKEY_F_ODP (MTT or KSM mode, devices with
  *	MRC_CAP_ODP only): an access that meets an MTT entry without the
- *	R/W bit it needs is a page fault for the backend to report to
- *	mrc_odp_fault(), not a protection error
+ *	R/W bit it needs, or a KSM entry naming key 0, is a page fault for
+ *	the backend to report to mrc_odp_fault(), not a protection error.
+ *	A fault met below a KSM or KLM entry is reported against the
+ *	outermost context of the walk that carries the flag (an implicit
+ *	ODP MR's, not its child's)
  *
  * The backend encodes this into its own device-memory layout.
  */
@@ -288,6 +301,8 @@ enum mrc_stage {
  * @invalidated_pages: pages zapped and unmapped by them
  * @prefetches: mrc_odp_prefetch() calls that succeeded
  * @prefetched_pages: pages mapped by them
+ * @children_created: implicit ODP children created by faults and prefetch
+ * @children_reclaimed: implicit ODP children reclaimed while idle
  * @fault_ns_hist: resolution time of successful faults, bucket i counting
  *	[2^i, 2^(i+1)) microseconds (the last bucket: everything above)
  */
@@ -299,6 +314,8 @@ struct mrc_odp_dev_stats {
 	atomic64_t invalidated_pages;
 	atomic64_t prefetches;
 	atomic64_t prefetched_pages;
+	atomic64_t children_created;
+	atomic64_t children_reclaimed;
 	atomic64_t fault_ns_hist[MRC_ODP_HIST_BUCKETS];
 };
 
@@ -751,9 +768,10 @@ void mrc_mr_drop_counter(struct mrc_mr *mr);
 /*
  * The most contexts a device walk resolves for one access: the indirect
  * levels, the memory region at the bottom, and the local DMA key when
- * that region is itself KLM mode (SG_GAPS, a KLM-mode physical MR). A
- * window's walk is shorter, at most 3: the window, the memory region it
- * is bound to, and the local DMA key under a KLM-mode region. Windows
+ * that region is itself KLM mode (SG_GAPS, a KLM-mode physical MR), or
+ * the child under an implicit ODP region (KSM mode). A window's walk is
+ * shorter, at most 3: the window, the memory region it is bound to, and
+ * the local DMA key or implicit child under that region. Windows
  * never sit above an indirect key, nor an indirect key above a window:
  * a bind refuses indirect keys and mrc_reg_indirect() refuses windows
  * (-EINVAL both).
@@ -850,6 +868,14 @@ int mrc_dereg_any(struct mrc_mr *mr);
 /* The most pages one fault maps: a 2 MiB range of 4 KiB pages. */
 #define MRC_ODP_FAULT_MAX_PAGES	512
 
+/*
+ * Implicit ODP (start 0, length U64_MAX): a KSM parent over the user
+ * address space below MRC_ODP_IMPLICIT_SPAN, one entry per child MR of
+ * 1 << MRC_ODP_CHILD_SHIFT bytes, created by the first fault into it.
+ */
+#define MRC_ODP_CHILD_SHIFT	30
+#define MRC_ODP_IMPLICIT_SPAN	BIT_ULL(47)
+
 /**
  * struct mrc_odp_stats - the on-demand paging counters of one MR
  * @faults: faults that mapped pages of it
@@ -858,6 +884,11 @@ int mrc_dereg_any(struct mrc_mr *mr);
  * @invalidated_pages: pages they zapped
  * @prefetched_pages: pages mapped by prefetch
  * @mapped_pages: pages mapped now
+ * @children: implicit ODP: child MRs live now (0 for an explicit MR)
+ * @children_created: implicit ODP: children ever created
+ * @children_reclaimed: implicit ODP: children reclaimed while idle
+ *
+ * An implicit ODP MR's counters add up those of its children.
  */
 struct mrc_odp_stats {
 	u64 faults;
@@ -866,6 +897,9 @@ struct mrc_odp_stats {
 	u64 invalidated_pages;
 	u64 prefetched_pages;
 	u64 mapped_pages;
+	u64 children;
+	u64 children_created;
+	u64 children_reclaimed;
 };
 
 int mrc_odp_fault(struct mrc_device *mdev, u32 key, u64 iova, u64 len,

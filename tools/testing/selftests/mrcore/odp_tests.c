@@ -14,6 +14,17 @@
  * with no VMA; and prefetch (MRCT_ODP_ADVISE) with and without FLUSH and
  * NO_FAULT.
  *
+ * Implicit ODP (address 0, length UINT64_MAX, iova 0) registers one KSM
+ * key over the whole user address space, its iova the virtual address:
+ * the first device fault into each 1 GiB block creates that block's
+ * child MR (a key of its own), and a child whose pages are all gone is
+ * reclaimed in the background. Its cases write and read several
+ * mappings (anonymous, a shared memfd, distinct blocks) through the
+ * parent's keys, watch children come and go (MRCT_ODP_STATS children,
+ * children_created, children_reclaimed, and mrcore's "mkeys"), race
+ * deregistration against MADV_DONTNEED, let a process exit with one
+ * live, and prefetch through the parent.
+ *
  * Each case checks the bytes the CPU sees and the counters: the MR's
  * (MRCT_ODP_STATS: faults, fault_pages, invalidations, prefetched_pages,
  * mapped_pages), mrcore's device-wide ones (the dev_* fields, and
@@ -1161,16 +1172,17 @@ ODP_TEST_T(hugetlb, 120)
 
 /* --- 10, 11: process exit, dereg racing invalidations --- */
 
-/* In a child: RDMA WRITE of @len bytes of the pinned @src to @mr. */
-static int odp_child_write(int fd, uint32_t pair, const struct mrct_reg *src,
-			   const struct mrct_reg *mr, size_t len)
+/* In a child: RDMA WRITE of @len bytes of the pinned @src to @rkey @raddr. */
+static int odp_child_write_at(int fd, uint32_t pair,
+			      const struct mrct_reg *src, uint32_t rkey,
+			      uint64_t raddr, size_t len)
 {
 	struct mrct_qp_post p = {};
 
 	p.handle = pair;
 	p.opcode = MRCT_WR_RDMA_WRITE;
-	p.rkey = mr->info.rkey;
-	p.remote_addr = mr->iova;
+	p.rkey = rkey;
+	p.remote_addr = raddr;
 	p.num_sge = 1;
 	p.sge[0].addr = src->iova;
 	p.sge[0].length = len;
@@ -1179,6 +1191,39 @@ static int odp_child_write(int fd, uint32_t pair, const struct mrct_reg *src,
 	    p.status != MRCT_WC_SUCCESS)
 		return 15;
 	return 0;
+}
+
+/* In a child: RDMA WRITE of @len bytes of the pinned @src to @mr. */
+static int odp_child_write(int fd, uint32_t pair, const struct mrct_reg *src,
+			   const struct mrct_reg *mr, size_t len)
+{
+	return odp_child_write_at(fd, pair, src, mr->info.rkey, mr->iova, len);
+}
+
+/*
+ * In a child: a context of its own with a pair, and a pinned source of
+ * @len bytes filled from @seed at SRC_IOVA. Return: the file, or minus
+ * the step that failed (10-13).
+ */
+static int odp_child_open(size_t len, unsigned int seed,
+			  struct mrct_qp_create *qc, uint8_t **src,
+			  struct mrct_reg *src_mr)
+{
+	int fd;
+
+	fd = mt_open(mt_devname());
+	if (fd < 0)
+		return -10;
+	if (mt_pair(fd, 0, QP_ACCESS, 1, 0, qc))
+		return -11;
+	*src = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*src == MAP_FAILED)
+		return -12;
+	mt_fill(*src, len, seed);
+	if (mt_reg(fd, *src, len, SRC_IOVA, LW, 0, src_mr))
+		return -13;
+	return fd;
 }
 
 /*
@@ -1198,20 +1243,13 @@ static int odp_exit_child(int ready, unsigned int nmrs, size_t mr_len,
 	unsigned int i;
 	int fd, err;
 
-	fd = mt_open(mt_devname());
+	fd = odp_child_open(mr_len, 101, &qc, &src, &src_mr);
 	if (fd < 0)
-		return 10;
-	if (mt_pair(fd, 0, QP_ACCESS, 1, 0, &qc))
-		return 11;
-	src = mmap(NULL, mr_len, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		return -fd;
 	buf = odp_map(nmrs * mr_len);
 	regs = calloc(nmrs, sizeof(*regs));
-	if (src == MAP_FAILED || !buf || !regs)
+	if (!buf || !regs)
 		return 12;
-	mt_fill(src, mr_len, 101);
-	if (mt_reg(fd, src, mr_len, SRC_IOVA, LW, 0, &src_mr))
-		return 13;
 	for (i = 0; i < nmrs; i++) {
 		if (odp_reg(fd, buf + i * mr_len, mr_len,
 			    ODP_IOVA + i * mr_len, LW | RW, &regs[i]))
@@ -1238,12 +1276,15 @@ static int odp_exit_child(int ready, unsigned int nmrs, size_t mr_len,
 }
 
 /*
- * Fork a child running odp_exit_child() and wait until its first pass is
+ * Fork a child running @fn (odp_exit_child() or a sibling, which writes a
+ * byte to its @ready after its first pass) and wait until that pass is
  * done. Return: its pid, or -1 (its exit status logged) if it failed
  * before.
  */
-static pid_t odp_spawn(struct __test_metadata *_metadata, unsigned int nmrs,
-		       size_t mr_len, bool forever)
+static pid_t odp_spawn_fn(struct __test_metadata *_metadata,
+			  int (*fn)(int ready, unsigned int n, size_t len,
+				    bool forever),
+			  unsigned int nmrs, size_t mr_len, bool forever)
 {
 	int ready[2], status;
 	pid_t pid;
@@ -1254,7 +1295,7 @@ static pid_t odp_spawn(struct __test_metadata *_metadata, unsigned int nmrs,
 	pid = fork();
 	if (!pid) {
 		close(ready[0]);
-		_exit(odp_exit_child(ready[1], nmrs, mr_len, forever));
+		_exit(fn(ready[1], nmrs, mr_len, forever));
 	}
 	close(ready[1]);
 	if (pid > 0 && read(ready[0], &c, 1) != 1) {
@@ -1265,6 +1306,13 @@ static pid_t odp_spawn(struct __test_metadata *_metadata, unsigned int nmrs,
 	}
 	close(ready[0]);
 	return pid;
+}
+
+/* odp_spawn_fn() of odp_exit_child(). */
+static pid_t odp_spawn(struct __test_metadata *_metadata, unsigned int nmrs,
+		       size_t mr_len, bool forever)
+{
+	return odp_spawn_fn(_metadata, odp_exit_child, nmrs, mr_len, forever);
 }
 
 /* mrcore's mkeys and PDs back to @mkeys0 / @pds0 within POLL_MS. */
@@ -1374,6 +1422,57 @@ static size_t odp_word_or_zero(const uint8_t *got, const uint8_t *want,
 }
 
 /*
+ * One round of a race with odp_dontneed_loop(): an RDMA WRITE of @d's
+ * length of the pinned source, filled from @seed, through @reg at @raddr
+ * (@d's buffer). Return: true for a success, after which every 8-byte
+ * word of the buffer must be the written one or 0 (dropped since; a
+ * word that is neither is logged and counted in @bad); false for a
+ * clean REM_ACCESS_ERR, after which the pair is replaced.
+ */
+static bool odp_race_write(struct __test_metadata *_metadata,
+			   struct _test_data_odp *self,
+			   const struct mrct_reg *reg, uint64_t raddr,
+			   const struct odp_dontneed *d, unsigned int iter,
+			   unsigned int seed, unsigned int *bad)
+{
+	struct mrct_qp_post p = {};
+	size_t i;
+	int err;
+
+	mt_fill(self->src, d->len, seed);
+	p.handle = self->pair.handle;
+	p.opcode = MRCT_WR_RDMA_WRITE;
+	p.rkey = reg->info.rkey;
+	p.remote_addr = raddr;
+	p.num_sge = 1;
+	p.sge[0].addr = SRC_IOVA;
+	p.sge[0].length = d->len;
+	p.sge[0].lkey = self->src_mr.info.lkey;
+	err = mt_ioctl(self->fd, MRCT_QP_POST, &p);
+	if (err)
+		TH_LOG("iteration %u: MRCT_QP_POST: %s", iter, strerror(-err));
+	ASSERT_EQ(0, err);
+	ASSERT_EQ(0, p.post_err);
+	if (p.status != MRCT_WC_SUCCESS) {
+		if (p.status != MRCT_WC_REM_ACCESS_ERR)
+			TH_LOG("iteration %u: wc.status %u %s, want SUCCESS or %s",
+			       iter, p.status, mt_wc_name(p.status),
+			       mt_wc_name(MRCT_WC_REM_ACCESS_ERR));
+		ASSERT_EQ(MRCT_WC_REM_ACCESS_ERR, p.status);
+		odp_new_pair(_metadata, self);
+		return false;
+	}
+	i = odp_word_or_zero(d->buf, self->src, d->len);
+	if (i < d->len) {
+		TH_LOG("iteration %u: word 0x%zx is 0x%llx, want 0x%llx or 0",
+		       iter, i, (unsigned long long)odp_get64(d->buf + i),
+		       (unsigned long long)odp_get64(self->src + i));
+		(*bad)++;
+	}
+	return true;
+}
+
+/*
  * One thread drops the buffer's pages in a loop for ~2 s while the main
  * thread registers an ODP MR over it, WRITEs it, checks it and
  * deregisters it, again and again. No hang (a WR that never completes is
@@ -1391,7 +1490,6 @@ ODP_TEST(dereg_races_dontneed)
 	struct mrct_reg reg;
 	pthread_t thread;
 	uint64_t end;
-	size_t i;
 
 	d.buf = odp_map(len);
 	d.len = len;
@@ -1400,50 +1498,19 @@ ODP_TEST(dereg_races_dontneed)
 
 	end = odp_now_ms() + 2000;
 	while (odp_now_ms() < end && !bad) {
-		struct mrct_qp_post p = {};
-		int err;
-
 		iters++;
 		ASSERT_EQ(0, odp_reg(self->fd, d.buf, len, ODP_IOVA, LW | RW,
 				     &reg));
-		mt_fill(self->src, len, 1100 + iters);
-		p.handle = self->pair.handle;
-		p.opcode = MRCT_WR_RDMA_WRITE;
-		p.rkey = reg.info.rkey;
-		p.remote_addr = ODP_IOVA;
-		p.num_sge = 1;
-		p.sge[0].addr = SRC_IOVA;
-		p.sge[0].length = len;
-		p.sge[0].lkey = self->src_mr.info.lkey;
-		err = mt_ioctl(self->fd, MRCT_QP_POST, &p);
-		if (err)
-			TH_LOG("iteration %u: MRCT_QP_POST: %s", iters,
-			       strerror(-err));
-		ASSERT_EQ(0, err);
-		ASSERT_EQ(0, p.post_err);
-		if (p.status == MRCT_WC_SUCCESS) {
+		if (odp_race_write(_metadata, self, &reg, ODP_IOVA, &d, iters,
+				   1100 + iters, &bad)) {
 			ok++;
-			i = odp_word_or_zero(d.buf, self->src, len);
-			if (i < len) {
-				TH_LOG("iteration %u: word 0x%zx is 0x%llx, want 0x%llx or 0",
-				       iters, i,
-				       (unsigned long long)odp_get64(d.buf + i),
-				       (unsigned long long)odp_get64(self->src + i));
-				bad++;
-			}
 			odp_stats(_metadata, self->fd, reg.handle, &st);
 			if (!st.faults)
 				TH_LOG("iteration %u: a WRITE into a new ODP MR without a fault",
 				       iters);
 			EXPECT_LE(1, st.faults);
 		} else {
-			if (p.status != MRCT_WC_REM_ACCESS_ERR)
-				TH_LOG("iteration %u: wc.status %u %s, want SUCCESS or %s",
-				       iters, p.status, mt_wc_name(p.status),
-				       mt_wc_name(MRCT_WC_REM_ACCESS_ERR));
-			ASSERT_EQ(MRCT_WC_REM_ACCESS_ERR, p.status);
 			errs++;
-			odp_new_pair(_metadata, self);
 		}
 		odp_dereg(_metadata, self->fd, reg.handle);
 	}
@@ -1686,10 +1753,11 @@ static int odp_rereg(int fd, uint32_t handle, uint32_t flags, void *addr,
 }
 
 /*
- * Implicit ODP (the whole address space) and ZERO_BASED ODP are not
- * offered, nor is rereg of an ODP MR (which stays usable); advise and
- * stats of an MR that is not ODP are -EINVAL, as are an advice on
- * another PD's MR; unknown advices and flags are -EOPNOTSUPP.
+ * Implicit ODP (the whole address space) at an iova other than 0 and
+ * ZERO_BASED ODP are not offered, nor is rereg of an ODP MR (which stays
+ * usable); advise and stats of an MR that is not ODP are -EINVAL, as are
+ * an advice on another PD's MR; unknown advices and flags are
+ * -EOPNOTSUPP.
  */
 ODP_TEST(bad_inputs)
 {
@@ -1703,8 +1771,8 @@ ODP_TEST(bad_inputs)
 	buf = odp_map(len);
 	ASSERT_NE(NULL, buf);
 
-	EXPECT_EQ(-EOPNOTSUPP, mt_reg(self->fd, NULL, UINT64_MAX, 0,
-				      LW | RW | RR | ODP, 0, &reg));
+	EXPECT_EQ(-EINVAL, mt_reg(self->fd, NULL, UINT64_MAX, ODP_IOVA,
+				  LW | RW | RR | ODP, 0, &reg));
 	EXPECT_EQ(-EOPNOTSUPP, mt_reg(self->fd, buf, len, 0,
 				      LW | RW | MRCT_ACCESS_ZERO_BASED | ODP,
 				      0, &reg));
@@ -1845,6 +1913,710 @@ ODP_TEST(atomic_on_odp)
 	odp_dereg(_metadata, self->fd, res.handle);
 	munmap(buf, 2 * PAGE);
 	munmap(rbuf, PAGE);
+}
+
+/* --- 18-23: implicit ODP --- */
+
+#define GIB		0x40000000UL
+/* The implicit parent's KSM entries: one per 1 GiB block of 2^47 bytes. */
+#define IMP_ENTRIES	((1ULL << 47) / GIB)
+
+/* The 1 GiB block of user address @p: the implicit child that covers it. */
+static uint64_t odp_block(const void *p)
+{
+	return (uintptr_t)p / GIB;
+}
+
+/* Add @p's block to the @n distinct ones in @blocks (room for one more). */
+static void odp_add_block(uint64_t *blocks, unsigned int *n, const void *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < *n; i++)
+		if (blocks[i] == odp_block(p))
+			return;
+	blocks[(*n)++] = odp_block(p);
+}
+
+/* An implicit ODP MR on PD 0: the whole address space, iova 0. */
+static int odp_reg_implicit(int fd, uint32_t access, struct mrct_reg *reg)
+{
+	return odp_reg(fd, NULL, UINT64_MAX, 0, access, reg);
+}
+
+/*
+ * @len bytes (at most 1 GiB) of anonymous memory, not touched, starting
+ * @before bytes below a 1 GiB boundary, in room a 2 GiB PROT_NONE
+ * reservation found free: with @before 0 it starts a block in which
+ * nothing else was mapped. MADV_NOHUGEPAGE, as odp_map(). NULL on
+ * failure.
+ */
+static uint8_t *odp_map_block(size_t len, size_t before)
+{
+	uint8_t *resv, *p;
+	uintptr_t at;
+
+	resv = mmap(NULL, 2 * GIB, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (resv == MAP_FAILED)
+		return NULL;
+	at = (((uintptr_t)resv + before + GIB - 1) & ~(GIB - 1)) - before;
+	munmap(resv, 2 * GIB);
+	p = mmap((void *)at, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	/* A kernel before 4.17 takes the address as a hint only. */
+	if ((uintptr_t)p != at) {
+		munmap(p, len);
+		return NULL;
+	}
+	madvise(p, len, MADV_NOHUGEPAGE);
+	return p;
+}
+
+static void odp_log_children(struct __test_metadata *_metadata,
+			     const char *when, const struct mrct_odp_stats *st)
+{
+	TH_LOG("%s: children %llu created %llu reclaimed %llu; device created %llu reclaimed %llu",
+	       when, (unsigned long long)st->children,
+	       (unsigned long long)st->children_created,
+	       (unsigned long long)st->children_reclaimed,
+	       (unsigned long long)st->dev_children_created,
+	       (unsigned long long)st->dev_children_reclaimed);
+}
+
+/*
+ * Poll implicit MR @handle until @children are live and @reclaimed were
+ * reclaimed (the reclaim work runs asynchronously), at most POLL_MS; the
+ * last stats in @st.
+ */
+static void odp_wait_children(struct __test_metadata *_metadata, int fd,
+			      uint32_t handle, uint64_t children,
+			      uint64_t reclaimed, struct mrct_odp_stats *st)
+{
+	uint64_t end = odp_now_ms() + POLL_MS;
+
+	for (;;) {
+		odp_stats(_metadata, fd, handle, st);
+		if ((st->children == children &&
+		     st->children_reclaimed == reclaimed) ||
+		    odp_now_ms() > end)
+			break;
+		usleep(10000);
+	}
+	if (st->children != children || st->children_reclaimed != reclaimed)
+		TH_LOG("after %u ms: want %llu children, %llu reclaimed",
+		       POLL_MS, (unsigned long long)children,
+		       (unsigned long long)reclaimed);
+	odp_log_children(_metadata, "after waiting for reclaim", st);
+	EXPECT_EQ(children, st->children);
+	EXPECT_EQ(reclaimed, st->children_reclaimed);
+}
+
+/*
+ * Registration: a KSM key with one entry per 1 GiB block, all naming no
+ * child yet. Nothing pinned, one key more (no child), every counter 0; a
+ * device read of memory the CPU has present finds no child (it never
+ * faults). Implicit at another iova is -EINVAL, ZERO_BASED -EOPNOTSUPP.
+ */
+ODP_TEST(implicit_reg)
+{
+	const size_t len = 4 * PAGE;
+	long long mkeys0 = mrc_stat("mkeys"), cc0;
+	uint64_t pinned0 = odp_pinned(self->fd);
+	struct mrct_odp_stats st;
+	struct mrct_reg reg, bad;
+	uint8_t *buf, out[8], want[8];
+
+	odp_dbg_present(_metadata);
+	cc0 = mrc_odp("children_created");
+	if (cc0 < 0)
+		TH_LOG("no children_created in /sys/kernel/debug/mrcore/%s/odp",
+		       mt_devname());
+	ASSERT_LE(0, cc0);
+	buf = odp_map(len);
+	ASSERT_NE(NULL, buf);
+	mt_fill(buf, len, 181);		/* present in the CPU's page tables */
+
+	ASSERT_EQ(0, odp_reg_implicit(self->fd, LW | RW | RR, &reg));
+	if (odp_pinned(self->fd) != pinned0)
+		TH_LOG("pinned_vm went from %llu to %llu pages",
+		       (unsigned long long)pinned0,
+		       (unsigned long long)odp_pinned(self->fd));
+	EXPECT_EQ(pinned0, odp_pinned(self->fd));
+	EXPECT_EQ(MRCT_MODE_KSM, reg.info.mode);
+	EXPECT_EQ(IMP_ENTRIES, reg.info.entries);
+	/* Reported for MTT mode only. */
+	EXPECT_EQ(0, reg.info.page_shift);
+	EXPECT_EQ(mkeys0 + 1, mrc_stat("mkeys"));
+
+	/* No fault: the block's entry names no child, nothing is mapped. */
+	EXPECT_EQ(-EAGAIN, odp_dev(self->fd, false, reg.handle,
+				   (uintptr_t)buf, out, sizeof(out)));
+	memcpy(want, buf + PAGE, sizeof(want));
+	memset(out, 0x5a, sizeof(out));
+	EXPECT_EQ(-EAGAIN, odp_dev(self->fd, true, reg.handle,
+				   (uintptr_t)buf + PAGE, out, sizeof(out)));
+	odp_stats(_metadata, self->fd, reg.handle, &st);
+	odp_log_stats(_metadata, "implicit MR", &st);
+	odp_log_children(_metadata, "implicit MR", &st);
+	EXPECT_EQ(0, st.faults);
+	EXPECT_EQ(0, st.fault_pages);
+	EXPECT_EQ(0, st.invalidations);
+	EXPECT_EQ(0, st.invalidated_pages);
+	EXPECT_EQ(0, st.prefetched_pages);
+	EXPECT_EQ(0, st.mapped_pages);
+	EXPECT_EQ(0, st.children);
+	EXPECT_EQ(0, st.children_created);
+	EXPECT_EQ(0, st.children_reclaimed);
+	EXPECT_EQ(mkeys0 + 1, mrc_stat("mkeys"));
+	EXPECT_EQ(cc0, mrc_odp("children_created"));
+	odp_check(_metadata, "CPU page after the refused DEV_WRITE",
+		  buf + PAGE, want, sizeof(want));
+
+	EXPECT_EQ(-EINVAL, mt_reg(self->fd, NULL, UINT64_MAX, ODP_IOVA,
+				  LW | RW | RR | ODP, 0, &bad));
+	EXPECT_EQ(-EOPNOTSUPP, mt_reg(self->fd, NULL, UINT64_MAX, 0,
+				      LW | RW | MRCT_ACCESS_ZERO_BASED | ODP,
+				      0, &bad));
+	EXPECT_EQ(mkeys0 + 1, mrc_stat("mkeys"));
+
+	odp_dereg(_metadata, self->fd, reg.handle);
+	EXPECT_EQ(mkeys0, mrc_stat("mkeys"));
+	EXPECT_EQ(pinned0, odp_pinned(self->fd));
+	munmap(buf, len);
+}
+
+/*
+ * Three mappings of different kinds behind one implicit MR: private
+ * anonymous, a MAP_SHARED memfd, and anonymous memory in a 1 GiB block
+ * of its own. The device writes each through the parent's rkey at its
+ * virtual address, reads it back (remote side) and gathers from it
+ * (the parent's lkey as the local SGE). One child per distinct block,
+ * each its own key; exactly the pages touched are mapped. A page with no
+ * VMA in a block whose child is live fails the access (REM_ACCESS_ERR,
+ * LOC_PROT_ERR) and creates nothing. Dereg takes the children along,
+ * synchronously.
+ */
+ODP_TEST(implicit_several_vmas)
+{
+	enum { NV = 3 };
+	const size_t lens[NV] = { 16 * PAGE, 1UL << 20, 16 * PAGE };
+	const char *const names[NV] = { "anonymous", "shared memfd",
+					"anonymous, own block" };
+	unsigned int nblocks = 0, i;
+	uint64_t blocks[2 * NV + 1];
+	long long mkeys0, cc0, cr0, verr0;
+	struct mrct_odp_stats st0, st;
+	size_t soff[NV], pages = 0, off = 0;
+	uint8_t *v[NV], *hole;
+	struct mrct_reg reg;
+	int mfd;
+
+	odp_dbg_present(_metadata);
+	mkeys0 = mrc_stat("mkeys");
+	cc0 = mrc_odp("children_created");
+	cr0 = mrc_odp("children_reclaimed");
+	ASSERT_LE(0, cc0);
+
+	v[0] = odp_map(lens[0]);
+	ASSERT_NE(NULL, v[0]);
+	mfd = memfd_create("odp_implicit", 0);
+	ASSERT_LE(0, mfd);
+	ASSERT_EQ(0, ftruncate(mfd, lens[1]));
+	v[1] = mmap(NULL, lens[1], PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	ASSERT_NE(MAP_FAILED, v[1]);
+	madvise(v[1], lens[1], MADV_NOHUGEPAGE);
+	/* After the others: its block holds neither of them. */
+	v[2] = odp_map_block(lens[2], 0);
+	ASSERT_NE(NULL, v[2]);
+	/* 3 pages further into v[2]'s block, the middle one unmapped. */
+	hole = mmap(v[2] + (1UL << 20), 3 * PAGE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ASSERT_EQ(v[2] + (1UL << 20), hole);
+	ASSERT_EQ(0, munmap(hole + PAGE, PAGE));
+
+	for (i = 0; i < NV; i++) {
+		odp_add_block(blocks, &nblocks, v[i]);
+		odp_add_block(blocks, &nblocks, v[i] + lens[i] - 1);
+		soff[i] = off;
+		off += lens[i];
+		pages += lens[i] / PAGE;
+	}
+	ASSERT_GE(SRC_LEN, off);
+	ASSERT_LE(2, nblocks);
+	TH_LOG("%u distinct 1 GiB blocks: anonymous %p, memfd %p, own block %p",
+	       nblocks, v[0], v[1], v[2]);
+
+	ASSERT_EQ(0, odp_reg_implicit(self->fd, LW | RW | RR, &reg));
+	odp_stats(_metadata, self->fd, reg.handle, &st0);
+
+	/* WRITE into each through the parent's rkey at its address. */
+	for (i = 0; i < NV; i++) {
+		mt_fill(self->src + soff[i], lens[i], 190 + i);
+		odp_write(_metadata, self, &reg, (uintptr_t)v[i], soff[i],
+			  lens[i], MRCT_WC_SUCCESS);
+		odp_check(_metadata, names[i], v[i], self->src + soff[i],
+			  lens[i]);
+	}
+	odp_stats(_metadata, self->fd, reg.handle, &st);
+	odp_log_stats(_metadata, "after the WRITEs", &st);
+	odp_log_children(_metadata, "after the WRITEs", &st);
+	EXPECT_EQ(nblocks, st.children);
+	EXPECT_EQ(nblocks, st.children_created);
+	EXPECT_EQ(0, st.children_reclaimed);
+	EXPECT_EQ(st0.dev_children_created + nblocks, st.dev_children_created);
+	EXPECT_EQ(cc0 + nblocks, mrc_odp("children_created"));
+	EXPECT_EQ(mkeys0 + 1 + nblocks, mrc_stat("mkeys"));
+	/* Each block's first fault goes to its own child. */
+	EXPECT_LE(nblocks, st.faults);
+	EXPECT_LE(pages, st.fault_pages);
+	EXPECT_EQ(pages, st.mapped_pages);
+
+	/* The CPU's new bytes, RDMA READ back through the rkey. */
+	for (i = 0; i < NV; i++) {
+		mt_fill(v[i], lens[i], 195 + i);
+		memset(self->src + soff[i], 0, lens[i]);
+		odp_read(_metadata, self, &reg, (uintptr_t)v[i], soff[i],
+			 lens[i], MRCT_WC_SUCCESS);
+		odp_check(_metadata, names[i], self->src + soff[i], v[i],
+			  lens[i]);
+	}
+
+	/* The parent's lkey as the local SGE of a WRITE into the pinned MR. */
+	for (i = 0; i < NV; i++) {
+		memset(self->src + soff[i], 0, lens[i]);
+		odp_rdma(_metadata, self, MRCT_WR_RDMA_WRITE, reg.info.lkey,
+			 (uintptr_t)v[i], self->src_mr.info.rkey,
+			 SRC_IOVA + soff[i], lens[i], MRCT_WC_SUCCESS,
+			 "WRITE gathering from the implicit MR");
+		odp_check(_metadata, names[i], self->src + soff[i], v[i],
+			  lens[i]);
+	}
+	odp_stats(_metadata, self->fd, reg.handle, &st);
+	odp_log_stats(_metadata, "after the READs and gathers", &st);
+	EXPECT_EQ(nblocks, st.children);
+	EXPECT_EQ(nblocks, st.children_created);
+	EXPECT_EQ(pages, st.mapped_pages);
+
+	/* No VMA under a live child: an access error, no new child. */
+	st0 = st;
+	verr0 = vhca_odp("fault_errors");
+	mt_fill(self->src, PAGE, 198);
+	odp_write(_metadata, self, &reg, (uintptr_t)hole + PAGE, 0, PAGE,
+		  MRCT_WC_REM_ACCESS_ERR);
+	odp_new_pair(_metadata, self);
+	odp_rdma(_metadata, self, MRCT_WR_RDMA_WRITE, reg.info.lkey,
+		 (uintptr_t)hole + PAGE, self->src_mr.info.rkey, SRC_IOVA,
+		 PAGE, MRCT_WC_LOC_PROT_ERR,
+		 "WRITE gathering from no VMA through the implicit MR");
+	odp_new_pair(_metadata, self);
+	odp_stats(_metadata, self->fd, reg.handle, &st);
+	odp_log_stats(_metadata, "after the accesses to no VMA", &st);
+	EXPECT_LE(st0.dev_fault_errors + 2, st.dev_fault_errors);
+	EXPECT_LE(verr0 + 2, vhca_odp("fault_errors"));
+	EXPECT_EQ(st0.faults, st.faults);
+	EXPECT_EQ(pages, st.mapped_pages);
+	EXPECT_EQ(nblocks, st.children);
+	EXPECT_EQ(nblocks, st.children_created);
+	EXPECT_EQ(mkeys0 + 1 + nblocks, mrc_stat("mkeys"));
+
+	/* Dereg: the children go with the parent, not counted as reclaimed. */
+	odp_dereg(_metadata, self->fd, reg.handle);
+	EXPECT_EQ(mkeys0, mrc_stat("mkeys"));
+	EXPECT_EQ(cr0, mrc_odp("children_reclaimed"));
+	for (i = 0; i < NV; i++)
+		munmap(v[i], lens[i]);
+	munmap(hole, 3 * PAGE);
+	close(mfd);
+}
+
+/*
+ * A child whose pages are all gone is reclaimed in the background: after
+ * munmap, and after MADV_DONTNEED of everything the device mapped. The
+ * next access to the block creates a new child, whose bytes are right.
+ */
+ODP_TEST(implicit_reclaim_idle)
+{
+	const size_t npages = 16, len = npages * PAGE;
+	struct mrct_odp_stats st0, st;
+	long long mkeys0, cr0;
+	struct mrct_reg reg;
+	uint8_t *buf, *again, out[8];
+
+	odp_dbg_present(_metadata);
+	mkeys0 = mrc_stat("mkeys");
+	cr0 = mrc_odp("children_reclaimed");
+	ASSERT_LE(0, cr0);
+	buf = odp_map_block(len, 0);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, odp_reg_implicit(self->fd, LW | RW | RR, &reg));
+	odp_stats(_metadata, self->fd, reg.handle, &st0);
+
+	mt_fill(self->src, len, 210);
+	odp_write(_metadata, self, &reg, (uintptr_t)buf, 0, len,
+		  MRCT_WC_SUCCESS);
+	odp_check(_metadata, "first child's pages", buf, self->src, len);
+	odp_stats(_metadata, self->fd, reg.handle, &st);
+	odp_log_children(_metadata, "after the first WRITE", &st);
+	EXPECT_EQ(1, st.children);
+	EXPECT_EQ(1, st.children_created);
+	EXPECT_EQ(npages, st.mapped_pages);
+	EXPECT_EQ(mkeys0 + 2, mrc_stat("mkeys"));
+
+	/* munmap: every page of the child gone. */
+	ASSERT_EQ(0, munmap(buf, len));
+	odp_wait_children(_metadata, self->fd, reg.handle, 0, 1, &st);
+	EXPECT_EQ(1, st.children_created);
+	EXPECT_EQ(0, st.mapped_pages);
+	EXPECT_EQ(npages, st.invalidated_pages);
+	EXPECT_EQ(st0.dev_children_reclaimed + 1, st.dev_children_reclaimed);
+	EXPECT_EQ(mkeys0 + 1, mrc_stat("mkeys"));
+	EXPECT_EQ(cr0 + 1, mrc_odp("children_reclaimed"));
+	EXPECT_EQ(-EAGAIN, odp_dev(self->fd, false, reg.handle,
+				   (uintptr_t)buf, out, sizeof(out)));
+
+	/* Mapped again at the same place: a second child. */
+	again = mmap(buf, len, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ASSERT_EQ(buf, again);
+	madvise(buf, len, MADV_NOHUGEPAGE);
+	mt_fill(self->src, len, 211);
+	odp_write(_metadata, self, &reg, (uintptr_t)buf, 0, len,
+		  MRCT_WC_SUCCESS);
+	odp_check(_metadata, "second child's pages", buf, self->src, len);
+	odp_stats(_metadata, self->fd, reg.handle, &st);
+	odp_log_children(_metadata, "after the second WRITE", &st);
+	EXPECT_EQ(1, st.children);
+	EXPECT_EQ(2, st.children_created);
+	EXPECT_EQ(1, st.children_reclaimed);
+	EXPECT_EQ(npages, st.mapped_pages);
+	EXPECT_EQ(mkeys0 + 2, mrc_stat("mkeys"));
+
+	/* MADV_DONTNEED of all of it: idle again, the VMA stays. */
+	ASSERT_EQ(0, madvise(buf, len, MADV_DONTNEED));
+	odp_wait_children(_metadata, self->fd, reg.handle, 0, 2, &st);
+	EXPECT_EQ(2, st.children_created);
+	EXPECT_EQ(0, st.mapped_pages);
+	EXPECT_EQ(2 * npages, st.invalidated_pages);
+	EXPECT_EQ(mkeys0 + 1, mrc_stat("mkeys"));
+	EXPECT_EQ(cr0 + 2, mrc_odp("children_reclaimed"));
+
+	mt_fill(self->src, len, 212);
+	odp_write(_metadata, self, &reg, (uintptr_t)buf, 0, len,
+		  MRCT_WC_SUCCESS);
+	odp_check(_metadata, "third child's pages", buf, self->src, len);
+	odp_stats(_metadata, self->fd, reg.handle, &st);
+	odp_log_stats(_metadata, "at the end", &st);
+	odp_log_children(_metadata, "at the end", &st);
+	EXPECT_EQ(1, st.children);
+	EXPECT_EQ(3, st.children_created);
+	EXPECT_EQ(2, st.children_reclaimed);
+	EXPECT_LE(3, st.faults);
+	EXPECT_LE(3 * npages, st.fault_pages);
+	EXPECT_EQ(npages, st.mapped_pages);
+
+	odp_dereg(_metadata, self->fd, reg.handle);
+	EXPECT_EQ(mkeys0, mrc_stat("mkeys"));
+	munmap(buf, len);
+}
+
+/*
+ * One thread drops the pages of a range across a 1 GiB boundary in a
+ * loop for ~2 s (so the children's invalidations and the reclaim work
+ * run all along) while the main thread registers an implicit MR, WRITEs
+ * through it across both blocks and deregisters it, again and again. No
+ * hang, no failed dereg, every completion a success or a clean
+ * REM_ACCESS_ERR, never stale bytes; no key left, and no more children
+ * reclaimed than created.
+ */
+ODP_TEST_T(implicit_dereg_with_children_in_flight, 120)
+{
+	const size_t half = 8 * PAGE, len = 2 * half;
+	unsigned int iters = 0, ok = 0, errs = 0, bad = 0;
+	struct odp_dontneed d = {};
+	long long mkeys0, cc0, cr0, cc, cr;
+	struct mrct_odp_stats st;
+	struct mrct_reg reg;
+	pthread_t thread;
+	uint64_t end;
+
+	odp_dbg_present(_metadata);
+	mkeys0 = mrc_stat("mkeys");
+	cc0 = mrc_odp("children_created");
+	cr0 = mrc_odp("children_reclaimed");
+	ASSERT_LE(0, cc0);
+	/* Half below a 1 GiB boundary, half above: two children a WRITE. */
+	d.buf = odp_map_block(len, half);
+	d.len = len;
+	ASSERT_NE(NULL, d.buf);
+	ASSERT_EQ(odp_block(d.buf) + 1, odp_block(d.buf + len - 1));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, odp_dontneed_loop, &d));
+
+	end = odp_now_ms() + 2000;
+	while (odp_now_ms() < end && !bad) {
+		iters++;
+		ASSERT_EQ(0, odp_reg_implicit(self->fd, LW | RW, &reg));
+		if (odp_race_write(_metadata, self, &reg, (uintptr_t)d.buf, &d,
+				   iters, 220 + iters, &bad)) {
+			ok++;
+			/* A new parent: both blocks faulted, a child each. */
+			odp_stats(_metadata, self->fd, reg.handle, &st);
+			if (st.faults < 2 || st.children_created < 2)
+				odp_log_children(_metadata, "after a success",
+						 &st);
+			EXPECT_LE(2, st.faults);
+			EXPECT_LE(2, st.children_created);
+		} else {
+			errs++;
+		}
+		odp_dereg(_metadata, self->fd, reg.handle);
+	}
+	__atomic_store_n(&d.stop, true, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+
+	cc = mrc_odp("children_created") - cc0;
+	cr = mrc_odp("children_reclaimed") - cr0;
+	TH_LOG("%u iterations: %u successes, %u REM_ACCESS_ERR; %lu DONTNEEDs",
+	       iters, ok, errs, d.calls);
+	TH_LOG("children created %lld, reclaimed idle %lld", cc, cr);
+	EXPECT_EQ(0, d.err);
+	EXPECT_EQ(0, bad);
+	EXPECT_LE(1, ok);
+	EXPECT_LE(1, d.calls);
+	EXPECT_EQ(mkeys0, mrc_stat("mkeys"));
+	EXPECT_LE(2 * (long long)ok, cc);
+	EXPECT_LE(cr, cc);
+	munmap(d.buf, len);
+}
+
+/*
+ * In a child: like odp_exit_child(), with one implicit ODP MR written
+ * through at @nmaps mappings of @map_len bytes, each in a 1 GiB block of
+ * its own (a child MR each). It never deregisters and never closes the
+ * file. Return: 0, or the step that failed (10-17).
+ */
+static int odp_implicit_exit_child(int ready, unsigned int nmaps,
+				   size_t map_len, bool forever)
+{
+	struct mrct_reg src_mr, imp;
+	struct mrct_qp_create qc;
+	uint8_t *src, **bufs;
+	unsigned int i;
+	int fd, err;
+
+	fd = odp_child_open(map_len, 231, &qc, &src, &src_mr);
+	if (fd < 0)
+		return -fd;
+	bufs = calloc(nmaps, sizeof(*bufs));
+	if (!bufs)
+		return 12;
+	if (odp_reg_implicit(fd, LW | RW, &imp))
+		return 14;
+	for (i = 0; i < nmaps; i++) {
+		bufs[i] = odp_map_block(map_len, 0);
+		if (!bufs[i])
+			return 12;
+		err = odp_child_write_at(fd, qc.handle, &src_mr,
+					 imp.info.rkey, (uintptr_t)bufs[i],
+					 map_len);
+		if (err)
+			return err;
+		if (memcmp(bufs[i], src, map_len))
+			return 16;
+	}
+	if (write(ready, "x", 1) != 1)
+		return 17;
+	while (forever) {
+		for (i = 0; i < nmaps; i++) {
+			madvise(bufs[i], map_len, MADV_DONTNEED);
+			err = odp_child_write_at(fd, qc.handle, &src_mr,
+						 imp.info.rkey,
+						 (uintptr_t)bufs[i], map_len);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A process exits with an implicit MR and two children live, without
+ * dereg or close; another is killed while its WRITEs fault children in
+ * (and the reclaim work drops them, each pass's DONTNEED leaving them
+ * idle). No key or PD is left, and this process still gets children.
+ */
+ODP_TEST_T(implicit_process_exit, 120)
+{
+	long long mkeys0, pds0, cc0;
+	struct mrct_odp_stats st;
+	struct mrct_reg reg;
+	uint8_t *buf;
+	int status;
+	pid_t pid;
+
+	odp_dbg_present(_metadata);
+	mkeys0 = mrc_stat("mkeys");
+	pds0 = mrc_stat("pds");
+	cc0 = mrc_odp("children_created");
+	ASSERT_LE(0, cc0);
+
+	pid = odp_spawn_fn(_metadata, odp_implicit_exit_child, 2, 64 * 1024,
+			   false);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		TH_LOG("child status 0x%x (10-17: odp_implicit_exit_child's step)",
+		       status);
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_LE(cc0 + 2, mrc_odp("children_created"));
+	odp_wait_clean(_metadata, mkeys0, pds0, "after the child's exit");
+
+	pid = odp_spawn_fn(_metadata, odp_implicit_exit_child, 2, 1UL << 20,
+			   true);
+	ASSERT_LT(0, pid);
+	usleep(200 * 1000);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	if (!WIFSIGNALED(status))
+		TH_LOG("child status 0x%x (10-17: odp_implicit_exit_child's step)",
+		       status);
+	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_LE(cc0 + 4, mrc_odp("children_created"));
+	odp_wait_clean(_metadata, mkeys0, pds0, "after the child was killed");
+
+	/* This process's own implicit MR still gets a child and its bytes. */
+	buf = odp_map(4 * PAGE);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, odp_reg_implicit(self->fd, LW | RW, &reg));
+	mt_fill(self->src, 4 * PAGE, 232);
+	odp_write(_metadata, self, &reg, (uintptr_t)buf, 0, 4 * PAGE,
+		  MRCT_WC_SUCCESS);
+	odp_check(_metadata, "WRITE after the children", buf, self->src,
+		  4 * PAGE);
+	odp_stats(_metadata, self->fd, reg.handle, &st);
+	EXPECT_EQ(1, st.children);
+	EXPECT_EQ(4, st.mapped_pages);
+	odp_dereg(_metadata, self->fd, reg.handle);
+	EXPECT_EQ(mkeys0, mrc_stat("mkeys"));
+	munmap(buf, 4 * PAGE);
+}
+
+/*
+ * MRCT_ODP_ADVISE through the parent, at virtual addresses.
+ * PREFETCH_WRITE with FLUSH creates the block's child and maps every
+ * page writable: device reads and writes (which never fault) then
+ * succeed, with no fault. PREFETCH_NO_FAULT over memory the CPU never
+ * touched maps nothing, and a child it made for that is reclaimed.
+ * PREFETCH without FLUSH maps the pages soon after.
+ */
+ODP_TEST(implicit_prefetch)
+{
+	const size_t npages = 64, len = npages * PAGE;
+	const size_t rpages = 16, rlen = rpages * PAGE;
+	struct mrct_odp_stats st0, st;
+	long long mkeys0, vf0;
+	struct mrct_reg reg;
+	uint8_t *buf, *untouched, *r, *out;
+	uint64_t end, created;
+
+	odp_dbg_present(_metadata);
+	mkeys0 = mrc_stat("mkeys");
+	buf = odp_map_block(len, 0);
+	untouched = odp_map_block(rlen, 0);
+	r = odp_map_block(rlen, 0);
+	out = malloc(len);
+	ASSERT_NE(NULL, buf);
+	ASSERT_NE(NULL, untouched);
+	ASSERT_NE(NULL, r);
+	ASSERT_NE(NULL, out);
+	ASSERT_EQ(0, odp_reg_implicit(self->fd, LW | RW | RR, &reg));
+	odp_stats(_metadata, self->fd, reg.handle, &st0);
+
+	ASSERT_EQ(0, odp_advise(self->fd, reg.handle, (uintptr_t)buf, len,
+				MRCT_ADVISE_PREFETCH_WRITE, MRCT_ADVISE_FLUSH,
+				0));
+	odp_stats(_metadata, self->fd, reg.handle, &st);
+	odp_log_stats(_metadata, "after PREFETCH_WRITE", &st);
+	odp_log_children(_metadata, "after PREFETCH_WRITE", &st);
+	EXPECT_EQ(1, st.children);
+	EXPECT_EQ(1, st.children_created);
+	EXPECT_EQ(st0.dev_children_created + 1, st.dev_children_created);
+	EXPECT_EQ(npages, st.prefetched_pages);
+	EXPECT_EQ(npages, st.mapped_pages);
+	EXPECT_EQ(0, st.faults);
+	EXPECT_EQ(st0.dev_prefetches + 1, st.dev_prefetches);
+	EXPECT_EQ(mkeys0 + 2, mrc_stat("mkeys"));
+
+	/* Mapped writable: device accesses that cannot fault succeed. */
+	vf0 = vhca_odp("faults");
+	mt_fill(self->src, len, 240);
+	EXPECT_EQ(0, odp_dev(self->fd, true, reg.handle, (uintptr_t)buf,
+			     self->src, len));
+	odp_check(_metadata, "DEV_WRITE after the prefetch", buf, self->src,
+		  len);
+	mt_fill(buf + 5 * PAGE, PAGE, 241);
+	EXPECT_EQ(0, odp_dev(self->fd, false, reg.handle,
+			     (uintptr_t)buf + 5 * PAGE, out, PAGE));
+	odp_check(_metadata, "DEV_READ after the prefetch", out,
+		  buf + 5 * PAGE, PAGE);
+	odp_stats(_metadata, self->fd, reg.handle, &st);
+	EXPECT_EQ(0, st.faults);
+	EXPECT_EQ(vf0, vhca_odp("faults"));
+	EXPECT_EQ(npages, st.mapped_pages);
+
+	/* NO_FAULT where the CPU has nothing: nothing mapped, no child kept. */
+	ASSERT_EQ(0, odp_advise(self->fd, reg.handle, (uintptr_t)untouched,
+				rlen, MRCT_ADVISE_PREFETCH_NO_FAULT,
+				MRCT_ADVISE_FLUSH, 0));
+	odp_stats(_metadata, self->fd, reg.handle, &st);
+	odp_log_children(_metadata, "after PREFETCH_NO_FAULT", &st);
+	EXPECT_EQ(npages, st.mapped_pages);
+	EXPECT_EQ(npages, st.prefetched_pages);
+	created = st.children_created;
+	EXPECT_LE(1, created);
+	EXPECT_GE(2, created);
+	odp_wait_children(_metadata, self->fd, reg.handle, 1, created - 1,
+			  &st);
+	EXPECT_EQ(created, st.children_created);
+	EXPECT_EQ(-EAGAIN, odp_dev(self->fd, false, reg.handle,
+				   (uintptr_t)untouched, out, PAGE));
+	EXPECT_EQ(mkeys0 + 2, mrc_stat("mkeys"));
+
+	/* Asynchronous: queued, mapped soon after. */
+	mt_fill(r, rlen, 242);
+	ASSERT_EQ(0, odp_advise(self->fd, reg.handle, (uintptr_t)r, rlen,
+				MRCT_ADVISE_PREFETCH, 0, 0));
+	end = odp_now_ms() + POLL_MS;
+	for (;;) {
+		odp_stats(_metadata, self->fd, reg.handle, &st);
+		if ((st.mapped_pages == npages + rpages &&
+		     st.prefetched_pages == npages + rpages) ||
+		    odp_now_ms() > end)
+			break;
+		usleep(10000);
+	}
+	odp_log_stats(_metadata, "after waiting for the prefetch", &st);
+	odp_log_children(_metadata, "after waiting for the prefetch", &st);
+	EXPECT_EQ(npages + rpages, st.mapped_pages);
+	EXPECT_EQ(npages + rpages, st.prefetched_pages);
+	EXPECT_EQ(0, st.faults);
+	EXPECT_EQ(2, st.children);
+	EXPECT_EQ(created + 1, st.children_created);
+	EXPECT_EQ(0, odp_dev(self->fd, false, reg.handle, (uintptr_t)r, out,
+			     rlen));
+	odp_check(_metadata, "DEV_READ after the asynchronous prefetch", out,
+		  r, rlen);
+	EXPECT_EQ(mkeys0 + 3, mrc_stat("mkeys"));
+
+	odp_dereg(_metadata, self->fd, reg.handle);
+	EXPECT_EQ(mkeys0, mrc_stat("mkeys"));
+	munmap(buf, len);
+	munmap(untouched, rlen);
+	munmap(r, rlen);
+	free(out);
 }
 
 TEST_HARNESS_MAIN
