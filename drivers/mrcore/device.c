@@ -89,6 +89,7 @@ static void mrc_init_state(struct mrc_device *mdev)
 	for (stage = 0; stage < MRC_NUM_STAGES; stage++)
 		atomic64_set(&mdev->stats_injected[stage], 0);
 	memset(&mdev->odp, 0, sizeof(mdev->odp));
+	memset(&mdev->dmabuf, 0, sizeof(mdev->dmabuf));
 	mdev->debugfs = NULL;
 }
 
@@ -109,6 +110,7 @@ static const char * const mrc_mr_type_names[MRC_MR_NUM_TYPES] = {
 	[MRC_MR_FAST_REG] = "fast_reg",
 	[MRC_MR_FMR] = "fmr",
 	[MRC_MR_INDIRECT] = "indirect",
+	[MRC_MR_DMABUF] = "dmabuf",
 };
 
 static void mrc_stats_show_mrs(struct seq_file *s, struct mrc_device *mdev)
@@ -183,6 +185,25 @@ static int mrc_odp_stats_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(mrc_odp_stats);
 
+/* The "dmabuf" file: the counters of the device's dma-buf MRs. */
+static int mrc_dmabuf_stats_show(struct seq_file *s, void *unused)
+{
+	struct mrc_device *mdev = s->private;
+	const struct mrc_dmabuf_dev_stats *st = &mdev->dmabuf;
+
+	seq_printf(s, "regs_movable %lld\n",
+		   (long long)atomic64_read(&st->regs_movable));
+	seq_printf(s, "regs_pinned %lld\n",
+		   (long long)atomic64_read(&st->regs_pinned));
+	seq_printf(s, "moves %lld\n", (long long)atomic64_read(&st->moves));
+	seq_printf(s, "faults %lld\n", (long long)atomic64_read(&st->faults));
+	seq_printf(s, "fault_errors %lld\n",
+		   (long long)atomic64_read(&st->fault_errors));
+	seq_printf(s, "remaps %lld\n", (long long)atomic64_read(&st->remaps));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(mrc_dmabuf_stats);
+
 /* debugfs failures are not fatal: the device works without its files. */
 static void mrc_debugfs_add(struct mrc_device *mdev)
 {
@@ -192,6 +213,8 @@ static void mrc_debugfs_add(struct mrc_device *mdev)
 	if (mdev->caps.flags & MRC_CAP_ODP)
 		debugfs_create_file("odp", 0444, mdev->debugfs, mdev,
 				    &mrc_odp_stats_fops);
+	debugfs_create_file("dmabuf", 0444, mdev->debugfs, mdev,
+			    &mrc_dmabuf_stats_fops);
 	mrc_inject_debugfs_add(mdev);
 }
 

@@ -976,6 +976,8 @@ int mrc_dereg_mr_nested(struct mrc_mr *mr, unsigned int subclass)
 	mrc_mr_drop_counter(mr);
 	if (mr->odp)
 		mrc_odp_release(mr);
+	if (mr->dmabuf)
+		mrc_dmabuf_release(mr);
 	if (mr->xlt.size)
 		mrc_xlt_free(mdev, &mr->xlt);
 	mrc_umem_release(mr->umem);
@@ -1017,8 +1019,8 @@ static int mrc_rereg_check(struct mrc_mr *mr, int flags, struct mrc_pd *pd,
 {
 	if (!flags || flags & ~MRC_REREG_SUPPORTED)
 		return -EINVAL;
-	/* An ODP MR has no pinned memory to swap: rereg is not offered. */
-	if (mr->odp)
+	/* ODP and dma-buf MRs have no pinned memory to swap: not offered. */
+	if (mr->odp || mr->dmabuf)
 		return -EOPNOTSUPP;
 	if ((flags & MRC_REREG_PD) && (mrc_check_pd(pd) || pd->mdev != mr->mdev))
 		return -EINVAL;

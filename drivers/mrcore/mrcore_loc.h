@@ -306,4 +306,8 @@ void mrc_odp_release(struct mrc_mr *mr);
 int mrc_xlt_init(struct mrc_device *mdev);
 void mrc_xlt_fini(struct mrc_device *mdev);
 
+/* dmabuf.c */
+int mrc_dmabuf_fault(struct mrc_mr *mr, u64 iova, u64 len, u32 flags);
+void mrc_dmabuf_release(struct mrc_mr *mr);
+
 #endif /* _MRCORE_LOC_H */

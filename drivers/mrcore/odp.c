@@ -697,7 +697,8 @@ static struct mrc_mr *mrc_odp_lookup(struct mrc_device *mdev, u32 key)
  * @mdev: the device that faulted
  * @key: the key whose context has MRC_MKEY_F_ODP and a non-present entry
  *	(the key of the MR itself, also when the access came through a
- *	window or an indirect key naming it)
+ *	window or an indirect key naming it; an implicit MR's, never its
+ *	child's; or a movable dma-buf MR's, handed to mrc_dmabuf_fault())
  * @iova: address that faulted, in @key's address space
  * @len: bytes of the access from @iova on (0 counts as 1): the pages they
  *	touch are mapped, up to MRC_ODP_FAULT_MAX_PAGES
@@ -711,10 +712,13 @@ static struct mrc_mr *mrc_odp_lookup(struct mrc_device *mdev, u32 key)
  *
  * Context: process context, not holding any mmap_lock; may sleep.
  * Return: 0; -ENOKEY if @key is not live (the MR is being deregistered);
- * -EINVAL if it is not an ODP MR's key; -ERANGE if @iova is outside the
- * MR; -EFAULT if the process has exited or an address has no VMA or an
- * unreadable one; -EPERM for a write to memory the process may not
- * write; -EBUSY if invalidations kept racing; -ENOMEM.
+ * -EINVAL if it is not an ODP MR's key (or is an implicit child's);
+ * -ERANGE if @iova is outside the MR; -EFAULT if the process has exited
+ * or an address has no VMA or an unreadable one; -EPERM for a write to
+ * memory the process may not write; -EBUSY if invalidations kept
+ * racing; -ENOSPC if an implicit MR's new child found no key or
+ * translation space; -ENOMEM. For a dma-buf MR, those of
+ * mrc_dmabuf_fault().
  */
 int mrc_odp_fault(struct mrc_device *mdev, u32 key, u64 iova, u64 len,
 		  u32 flags)
@@ -724,7 +728,14 @@ int mrc_odp_fault(struct mrc_device *mdev, u32 key, u64 iova, u64 len,
 	u64 idx, n;
 	long ret;
 
-	mr = mrc_odp_lookup(mdev, key);
+	mr = mrc_mr_lookup(mdev, key);
+	if (!IS_ERR(mr) && mr->dmabuf) {
+		/* Its exporter's pages, mapped again: counted as dma-buf's. */
+		ret = mrc_dmabuf_fault(mr, iova, len, flags);
+		mrc_mr_put(mr);
+		return ret;
+	}
+	mr = mrc_odp_only(mr);
 	if (IS_ERR(mr)) {
 		ret = PTR_ERR(mr);
 		goto out_count;

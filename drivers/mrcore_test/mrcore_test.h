@@ -45,6 +45,7 @@ enum mrct_ext_id {
 	MRCT_EXT_MW,
 	MRCT_EXT_KEYS,
 	MRCT_EXT_ODP,
+	MRCT_EXT_DMABUF,
 	MRCT_NUM_EXTS
 };
 
@@ -99,9 +100,15 @@ extern const struct mrct_ext mrct_mw_ext;
 extern const struct mrct_ext mrct_counter_ext;
 extern const struct mrct_ext mrct_keys_ext;
 extern const struct mrct_ext mrct_odp_ext;
+extern const struct mrct_ext mrct_dmabuf_ext;
 
 /* mrcore_test.c: for the feature files, all under @ctx->lock. */
 struct mrct_pair *mrct_pair_get(struct mrct_ctx *ctx, u32 handle);
+void mrct_mr_adopt(struct mrct_ctx *ctx, struct ib_mr *mr, struct ib_pd *pd);
+int mrct_mr_store(struct mrct_ctx *ctx, struct ib_mr *mr, u32 *handle);
+int mrct_fill_info(struct mrct_ctx *ctx, struct ib_mr *mr,
+		   struct mrct_mr_info *info);
+struct mrc_mr *mrct_vhca_mr(struct mrct_ctx *ctx, u32 handle);
 int mrct_wait_wc(struct mrct_ctx *ctx, struct ib_cq *cq, u64 wr_id,
 		 bool recv, struct ib_wc *wc);
 u32 mrct_qp_state(struct ib_qp *qp);

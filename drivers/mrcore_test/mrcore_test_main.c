@@ -103,6 +103,7 @@ static const struct mrct_ext *const mrct_exts[MRCT_NUM_EXTS] = {
 	[MRCT_EXT_MW] = &mrct_mw_ext,
 	[MRCT_EXT_KEYS] = &mrct_keys_ext,
 	[MRCT_EXT_ODP] = &mrct_odp_ext,
+	[MRCT_EXT_DMABUF] = &mrct_dmabuf_ext,
 };
 
 /*
@@ -246,8 +247,8 @@ static int mrct_set_device(struct mrct_ctx *ctx, void __user *uarg)
 }
 
 /* The keys, and on a vhca device what its mkey context holds. */
-static int mrct_fill_info(struct mrct_ctx *ctx, struct ib_mr *mr,
-			  struct mrct_mr_info *info)
+int mrct_fill_info(struct mrct_ctx *ctx, struct ib_mr *mr,
+		   struct mrct_mr_info *info)
 {
 	int err;
 
@@ -262,6 +263,52 @@ static int mrct_fill_info(struct mrct_ctx *ctx, struct ib_mr *mr,
 		ibdev_warn(ctx->ibdev, "MR[0x%08x]: no context: %d\n",
 			   mr->lkey, err);
 	return err;
+}
+
+/**
+ * mrct_mr_store - give a registered MR a handle of @ctx
+ * @ctx: the context, locked
+ * @mr: the MR; MRCT_DEREG and closing the file deregister it from now on
+ * @handle: out: its handle, never 0
+ *
+ * Return: 0 or -ENOMEM/-EBUSY (the MR is the caller's to deregister).
+ */
+int mrct_mr_store(struct mrct_ctx *ctx, struct ib_mr *mr, u32 *handle)
+{
+	int err;
+
+	lockdep_assert_held(&ctx->lock);
+	err = xa_alloc_cyclic(&ctx->mrs, handle, mr, XA_LIMIT(1, U32_MAX),
+			      &ctx->next_handle, GFP_KERNEL);
+	if (err < 0)
+		return err;
+	ctx->nr_mrs++;
+	return 0;
+}
+
+/**
+ * mrct_vhca_mr - mrcore's MR behind an MR of a context bound to vhca
+ * @ctx: the context, locked
+ * @handle: the MR's handle
+ *
+ * Return: the MR; ERR_PTR(-ENODEV) no device, -EOPNOTSUPP not a vhca
+ * device, -ENOENT no such MR, -EINVAL not a vhca MR.
+ */
+struct mrc_mr *mrct_vhca_mr(struct mrct_ctx *ctx, u32 handle)
+{
+	struct mrc_mr *base;
+	struct ib_mr *mr;
+
+	lockdep_assert_held(&ctx->lock);
+	if (!ctx->ibdev)
+		return ERR_PTR(-ENODEV);
+	if (!ctx->is_vhca)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = xa_load(&ctx->mrs, handle);
+	if (!mr)
+		return ERR_PTR(-ENOENT);
+	base = vhca_mr_mrc(mr);
+	return base ? base : ERR_PTR(-EINVAL);
 }
 
 static int mrct_reg(struct mrct_ctx *ctx, void __user *uarg)
@@ -286,11 +333,9 @@ static int mrct_reg(struct mrct_ctx *ctx, void __user *uarg)
 		err = PTR_ERR(mr);
 		goto out_unlock;
 	}
-	err = xa_alloc_cyclic(&ctx->mrs, &req.handle, mr, XA_LIMIT(1, U32_MAX),
-			      &ctx->next_handle, GFP_KERNEL);
-	if (err < 0)
+	err = mrct_mr_store(ctx, mr, &req.handle);
+	if (err)
 		goto out_dereg;
-	ctx->nr_mrs++;
 	err = mrct_fill_info(ctx, mr, &req.info);
 	mutex_unlock(&ctx->lock);
 
@@ -403,11 +448,27 @@ out_free:
 	return err;
 }
 
+/**
+ * mrct_mr_adopt - what ib_core fills in an MR a driver op returned
+ * @ctx: the context, bound
+ * @mr: from the driver's reg_user_mr_dmabuf or rereg_user_mr
+ * @pd: the MR's PD
+ *
+ * ib_core's restrack entry points for a new MR are not in its public
+ * headers, so the MR stays out of restrack, which ib_dereg_mr() tolerates.
+ */
+void mrct_mr_adopt(struct mrct_ctx *ctx, struct ib_mr *mr, struct ib_pd *pd)
+{
+	mr->device = ctx->ibdev;
+	mr->pd = pd;
+	mr->type = IB_MR_TYPE_USER;
+	mr->dm = NULL;
+	atomic_inc(&pd->usecnt);
+}
+
 /*
  * The driver built a new MR in place of @old (uverbs' "new HW object"
- * case): it takes over @old's handle and @old is deregistered. ib_core's
- * restrack entry points for a new MR are not exported, so it stays out of
- * restrack, which ib_dereg_mr() tolerates.
+ * case): it takes over @old's handle and @old is deregistered.
  */
 static void mrct_rereg_swap(struct mrct_ctx *ctx, u32 handle,
 			    struct ib_mr *old, struct ib_mr *new,
@@ -415,10 +476,7 @@ static void mrct_rereg_swap(struct mrct_ctx *ctx, u32 handle,
 {
 	int err;
 
-	new->device = ctx->ibdev;
-	new->pd = pd;
-	new->type = IB_MR_TYPE_USER;
-	atomic_inc(&pd->usecnt);
+	mrct_mr_adopt(ctx, new, pd);
 	/* Replaces a present entry, so it allocates nothing and cannot fail. */
 	xa_store(&ctx->mrs, handle, new, GFP_KERNEL);
 	err = ib_dereg_mr(old);

@@ -1595,4 +1595,185 @@ struct mrct_odp_stats {
 
 /* End of on-demand paging ----------------------------------------------- */
 
+/*
+ * dma-buf MRs. The module carries a dma-buf exporter of its own: a
+ * buffer of pages, made with MRCT_DMABUF_CREATE and returned as a dma-buf
+ * file descriptor of the caller (O_CLOEXEC), which the buffer lives as
+ * long as (and as long as any importer, an MR, holds it). A DYNAMIC
+ * buffer's exporter has pin/unpin, so an importer may let it move:
+ * MRCT_DMABUF_MOVE copies the bytes to new pages under the buffer's
+ * reservation lock and tells the importers (move_notify) - unless one has
+ * it pinned. MRCT_DMABUF_RW reads and writes the bytes with the CPU, and
+ * MRCT_DMABUF_INFO counts what importers did to the buffer. None of these
+ * need a bound device; they refuse a descriptor that is not one of the
+ * module's buffers (-EINVAL).
+ *
+ * MRCT_REG_DMABUF registers a range of any dma-buf (this module's, or a
+ * udmabuf) through the device's reg_user_mr_dmabuf; the MR is an MR of
+ * the context like MRCT_REG's (MRCT_DEREG, MRCT_DEV_*, MRCT_QP_POST).
+ * MRCT_DMABUF_STATS reads mrcore's counters of such an MR and of its
+ * device (also in /sys/kernel/debug/mrcore/<dev>/dmabuf).
+ */
+
+/* Largest buffer of MRCT_DMABUF_CREATE. */
+#define MRCT_DMABUF_MAX_SIZE	(64U << 20)
+
+/* mrct_dmabuf_create.flags, mrct_dmabuf_info.flags */
+#define MRCT_DMABUF_DYNAMIC	0x1U	/* the exporter has pin/unpin */
+
+/**
+ * struct mrct_dmabuf_create - MRCT_DMABUF_CREATE: a buffer of zeroed pages
+ * @size: (in) bytes, a non-zero multiple of the page size, at most
+ *	  MRCT_DMABUF_MAX_SIZE
+ * @flags: (in) MRCT_DMABUF_DYNAMIC or 0 (a static exporter: importers
+ *	   map it at attach time, and it never moves)
+ * @fd: (out) the dma-buf file descriptor
+ *
+ * Return: 0; -EINVAL bad @size or @flags; -ENOMEM; -EMFILE.
+ */
+struct mrct_dmabuf_create {
+	__u64 size;
+	__u32 flags;
+	__s32 fd;
+};
+
+/* mrct_dmabuf_rw.flags */
+#define MRCT_DMABUF_RW_WRITE	0x1U	/* copy from @ptr into the buffer */
+
+/**
+ * struct mrct_dmabuf_rw - MRCT_DMABUF_RW: the CPU reads or writes a buffer
+ * @offset: (in) first byte in the buffer
+ * @length: (in) bytes, 1 .. MRCT_MAX_XFER; within the buffer
+ * @ptr: (in) user buffer the bytes are copied to (read) or from (write)
+ * @fd: (in) one of the module's dma-buf descriptors
+ * @flags: (in) MRCT_DMABUF_RW_WRITE or 0
+ *
+ * Under the buffer's reservation lock, so never in the middle of a move;
+ * the importers' mappings are synced for the CPU around the copy.
+ * Return: 0; -EINVAL bad input or not one of the module's buffers;
+ * -EBADF; -EFAULT; -ENOMEM.
+ */
+struct mrct_dmabuf_rw {
+	__u64 offset;
+	__u64 length;
+	__u64 ptr;
+	__s32 fd;
+	__u32 flags;
+};
+
+/**
+ * struct mrct_dmabuf_fd - MRCT_DMABUF_MOVE: move a buffer to new pages
+ * @fd: (in) one of the module's DYNAMIC dma-buf descriptors
+ * @reserved: zero
+ *
+ * Under the reservation lock: new pages are allocated, the importers are
+ * told (move_notify: after it no device reaches the old pages), the bytes
+ * copied and the old pages freed. Return: 0; -EBUSY an importer has the
+ * buffer pinned; -EINVAL not DYNAMIC, bad input or not one of the
+ * module's buffers; -EBADF; -ENOMEM.
+ */
+struct mrct_dmabuf_fd {
+	__s32 fd;
+	__u32 reserved;
+};
+
+/**
+ * struct mrct_dmabuf_info - MRCT_DMABUF_INFO: what importers did to a buffer
+ * @fd: (in) one of the module's dma-buf descriptors
+ * @flags: (out) MRCT_DMABUF_DYNAMIC if the buffer is
+ * @size: (out) bytes
+ * @pins: (out) pins held now (an importer's dma_buf_pin(), and the one
+ *	  dma-buf's core takes per mapping of a dynamic buffer when the
+ *	  kernel lacks CONFIG_DMABUF_MOVE_NOTIFY)
+ * @maps: (out) map_dma_buf calls
+ * @unmaps: (out) unmap_dma_buf calls
+ * @moves: (out) MRCT_DMABUF_MOVE calls that moved it
+ * @attachments: (out) attachments now
+ * @live: (out) buffers of the module alive now, every caller's
+ *
+ * Return: 0; -EINVAL not one of the module's buffers; -EBADF.
+ */
+struct mrct_dmabuf_info {
+	__s32 fd;
+	__u32 flags;
+	__u64 size;
+	__u64 pins;
+	__u64 maps;
+	__u64 unmaps;
+	__u64 moves;
+	__u64 attachments;
+	__u64 live;
+};
+
+/**
+ * struct mrct_reg_dmabuf - MRCT_REG_DMABUF: reg_user_mr_dmabuf on PD @pd
+ * @offset: (in) first byte in the buffer
+ * @length: (in) bytes
+ * @iova: (in) I/O virtual address of the first byte
+ * @fd: (in) a dma-buf descriptor (any exporter's), passed unchecked
+ * @access: (in) MRCT_ACCESS_* bits, passed unchecked
+ * @pd: (in) PD index, below MRCT_NUM_PDS
+ * @handle: (out) the MR's handle in this context, never 0
+ * @info: (out) keys and translation
+ *
+ * The arguments reach the driver as given (mrcore checks them). The MR
+ * holds the buffer: @fd may be closed before MRCT_DEREG. Return: 0 or
+ * mrcore's errno; -EOPNOTSUPP the device has no reg_user_mr_dmabuf;
+ * -ENODEV no device.
+ */
+struct mrct_reg_dmabuf {
+	__u64 offset;
+	__u64 length;
+	__u64 iova;
+	__s32 fd;
+	__u32 access;
+	__u32 pd;
+	__u32 handle;
+	struct mrct_mr_info info;
+};
+
+/* mrct_dmabuf_stats.flags */
+#define MRCT_DMABUF_MR_PINNED	0x1U	/* pinned fallback: never moves */
+#define MRCT_DMABUF_MR_MAPPED	0x2U	/* the buffer is mapped now */
+
+/**
+ * struct mrct_dmabuf_stats - MRCT_DMABUF_STATS: dma-buf counters of an MR
+ * @handle: (in) a dma-buf MR
+ * @flags: (out) MRCT_DMABUF_MR_*
+ * @moves: (out) move_notify calls on the MR
+ * @faults: (out) device faults on it
+ * @remaps: (out) faults that mapped the buffer again
+ * @dev_regs_movable: (out) the device's movable registrations
+ * @dev_regs_pinned: (out) the device's pinned registrations
+ * @dev_moves: (out) move_notify calls, every MR of the device
+ * @dev_faults: (out) the device's dma-buf faults
+ * @dev_fault_errors: (out) those that failed
+ * @dev_remaps: (out) those that mapped a buffer again
+ *
+ * Return: 0; -ENOENT no such MR; -EINVAL not a dma-buf MR (or bad
+ * input); -EOPNOTSUPP not a vhca device; -ENODEV no device.
+ */
+struct mrct_dmabuf_stats {
+	__u32 handle;
+	__u32 flags;
+	__u64 moves;
+	__u64 faults;
+	__u64 remaps;
+	__u64 dev_regs_movable;
+	__u64 dev_regs_pinned;
+	__u64 dev_moves;
+	__u64 dev_faults;
+	__u64 dev_fault_errors;
+	__u64 dev_remaps;
+};
+
+#define MRCT_DMABUF_CREATE	_IOWR(MRCT_IOC_MAGIC, 0xB0, struct mrct_dmabuf_create)
+#define MRCT_DMABUF_RW		_IOW(MRCT_IOC_MAGIC, 0xB1, struct mrct_dmabuf_rw)
+#define MRCT_DMABUF_MOVE	_IOW(MRCT_IOC_MAGIC, 0xB2, struct mrct_dmabuf_fd)
+#define MRCT_DMABUF_INFO	_IOWR(MRCT_IOC_MAGIC, 0xB3, struct mrct_dmabuf_info)
+#define MRCT_REG_DMABUF		_IOWR(MRCT_IOC_MAGIC, 0xB4, struct mrct_reg_dmabuf)
+#define MRCT_DMABUF_STATS	_IOWR(MRCT_IOC_MAGIC, 0xB5, struct mrct_dmabuf_stats)
+
+/* End of dma-buf MRs ---------------------------------------------------- */
+
 #endif /* _MRCORE_TEST_UAPI_H */

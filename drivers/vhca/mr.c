@@ -26,6 +26,7 @@ static const char *const vhca_mr_kind_names[] = {
 	[MRC_MR_FAST_REG] = "fast_reg",
 	[MRC_MR_FMR] = "fmr",
 	[MRC_MR_INDIRECT] = "indirect",
+	[MRC_MR_DMABUF] = "dmabuf",
 };
 
 static_assert(ARRAY_SIZE(vhca_mr_kind_names) == MRC_MR_NUM_TYPES);
@@ -109,6 +110,25 @@ struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access)
 	return vhca_mr_attach(mr, mrc_reg_dma_mr(&pd->base_pd, mrc_access));
 }
 
+/*
+ * How a user registration starts: driver data is refused (vhca has no
+ * userspace provider), @access is converted, and the vhca_mr allocated.
+ */
+static struct vhca_mr *vhca_user_mr_alloc(struct ib_udata *udata, int access,
+					  u32 *mrc_access)
+{
+	struct vhca_mr *mr;
+	int err;
+
+	if (udata && (udata->inlen || udata->outlen))
+		return ERR_PTR(-EINVAL);
+	err = vhca_mr_access(access, mrc_access);
+	if (err)
+		return ERR_PTR(err);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	return mr ? mr : ERR_PTR(-ENOMEM);
+}
+
 /**
  * vhca_reg_user_mr - ib_device_ops.reg_user_mr
  * @ibpd: the PD
@@ -135,20 +155,48 @@ struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct vhca_pd *pd = to_vhca_pd(ibpd);
 	struct vhca_mr *mr;
 	u32 mrc_access;
-	int err;
 
-	if (udata && (udata->inlen || udata->outlen))
-		return ERR_PTR(-EINVAL);
-	err = vhca_mr_access(access, &mrc_access);
-	if (err)
-		return ERR_PTR(err);
-
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-
+	mr = vhca_user_mr_alloc(udata, access, &mrc_access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	return vhca_mr_attach(mr, mrc_reg_user_mr(&pd->base_pd, start, length,
 						  iova, mrc_access));
+}
+
+/**
+ * vhca_reg_user_mr_dmabuf - ib_device_ops.reg_user_mr_dmabuf
+ * @ibpd: the PD
+ * @offset: byte offset of the first byte in the dma-buf
+ * @length: bytes
+ * @iova: the address the key gives the first byte; same page offset as
+ *	@offset
+ * @fd: a dma-buf file descriptor of the calling process
+ * @access: ib_access_flags
+ * @udata: driver data; vhca has no userspace provider, so any is refused
+ *
+ * mrcore attaches the buffer on vhca's DMA device and registers the range
+ * in MTT mode. With CONFIG_DMABUF_MOVE_NOTIFY and a dynamic exporter the
+ * MR follows the exporter's moves: the engine faults on the zapped
+ * entries after a move, as for ODP, and mrcore maps the buffer again;
+ * otherwise the buffer is pinned until dereg. The caller fills in the
+ * rest of the ib_mr (ib_uverbs' reg_dmabuf_mr handler does).
+ *
+ * Return: the MR or an ERR_PTR: -EINVAL for bad @access or @udata, or
+ * mrcore's error (Documentation/mrcore/dmabuf.rst).
+ */
+struct ib_mr *vhca_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				      u64 length, u64 iova, int fd, int access,
+				      struct ib_udata *udata)
+{
+	struct vhca_pd *pd = to_vhca_pd(ibpd);
+	struct vhca_mr *mr;
+	u32 mrc_access;
+
+	mr = vhca_user_mr_alloc(udata, access, &mrc_access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	return vhca_mr_attach(mr, mrc_reg_dmabuf_mr(&pd->base_pd, fd, offset,
+						    length, iova, mrc_access));
 }
 
 /**

@@ -292,6 +292,7 @@ static const struct ib_device_ops vhca_dev_ops = {
 	.query_qp = vhca_query_qp,
 	.query_srq = vhca_query_srq,
 	.reg_user_mr = vhca_reg_user_mr,
+	.reg_user_mr_dmabuf = vhca_reg_user_mr_dmabuf,
 	.req_notify_cq = vhca_req_notify_cq,
 	.rereg_user_mr = vhca_rereg_user_mr,
 	.resize_cq = vhca_resize_cq,

@@ -123,6 +123,9 @@ void vhca_dev_retire(struct vhca_dev *vdev);
 struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *vhca_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				      u64 length, u64 iova, int fd, int access,
+				      struct ib_udata *udata);
 struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 u64 length, u64 iova, int access,
 				 struct ib_pd *new_pd, struct ib_udata *udata);

@@ -270,6 +270,7 @@ enum mrc_mr_type {
 	MRC_MR_FAST_REG,	/* fast registration: FREE until a REG_MR */
 	MRC_MR_FMR,		/* FMR: mapped and unmapped by CPU calls */
 	MRC_MR_INDIRECT,	/* KLM entries naming other keys */
+	MRC_MR_DMABUF,		/* a range of a dma-buf (dmabuf.c) */
 	MRC_MR_NUM_TYPES	/* keep me last */
 };
 
@@ -320,6 +321,24 @@ struct mrc_odp_dev_stats {
 };
 
 /**
+ * struct mrc_dmabuf_dev_stats - a device's dma-buf MR counters
+ * @regs_movable: registrations that follow the exporter's moves
+ * @regs_pinned: registrations in the pinned fallback
+ * @moves: move_notify calls on the device's dma-buf MRs
+ * @faults: mrc_dmabuf_fault() calls
+ * @fault_errors: mrc_dmabuf_fault() calls that failed
+ * @remaps: faults that mapped the buffer again
+ */
+struct mrc_dmabuf_dev_stats {
+	atomic64_t regs_movable;
+	atomic64_t regs_pinned;
+	atomic64_t moves;
+	atomic64_t faults;
+	atomic64_t fault_errors;
+	atomic64_t remaps;
+};
+
+/**
  * struct mrc_device - one device registered by a backend
  * @name: for messages; owned by the backend
  * @ops: the backend's ops table
@@ -359,6 +378,7 @@ struct mrc_odp_dev_stats {
  * @reg_pending: asynchronous registrations whose completion has not
  *	returned yet; mrc_unregister_device() waits for 0
  * @odp: on-demand paging counters of the device's ODP MRs (odp.c)
+ * @dmabuf: counters of the device's dma-buf MRs (dmabuf.c)
  */
 struct mrc_device {
 	const char *name;
@@ -395,6 +415,7 @@ struct mrc_device {
 	u32 num_counters;
 	atomic_t reg_pending;
 	struct mrc_odp_dev_stats odp;
+	struct mrc_dmabuf_dev_stats dmabuf;
 };
 
 /**
@@ -544,6 +565,7 @@ struct mrc_phys_buf {
 struct mrc_umem;
 struct mrc_counter;
 struct mrc_odp;
+struct mrc_dmabuf;
 
 /**
  * struct mrc_mr - a memory region, allocated by mrcore
@@ -560,6 +582,7 @@ struct mrc_odp;
  * @xlt: translation area holding them (size 0 for PA mode)
  * @umem: pinned user memory (MRC_MR_USER without ON_DEMAND)
  * @odp: on-demand paging state (MRC_MR_USER with ON_DEMAND), or NULL
+ * @dmabuf: the dma-buf behind an MRC_MR_DMABUF MR, or NULL
  * @bufs: mrcore's copy of the ranges (MRC_MR_PHYS), to rebuild entries
  * @nbufs: entries of @bufs
  * @sgt: the caller's table (MRC_MR_SG); it must stay mapped until dereg
@@ -593,6 +616,7 @@ struct mrc_mr {
 	struct mrc_xlt xlt;
 	struct mrc_umem *umem;
 	struct mrc_odp *odp;
+	struct mrc_dmabuf *dmabuf;
 	struct mrc_phys_buf *bufs;
 	unsigned int nbufs;
 	struct sg_table *sgt;
@@ -911,5 +935,35 @@ int mrc_mr_odp_stats(struct mrc_mr *mr, struct mrc_odp_stats *st);
 /* mw.c */
 struct mrc_mw *mrc_alloc_mw_key(struct mrc_pd *pd, enum mrc_mw_type type,
 				u32 key);
+
+/*
+ * dma-buf MRs (dmabuf.c): a range of a dma-buf, by file descriptor. When
+ * the kernel has CONFIG_DMABUF_MOVE_NOTIFY, the exporter is dynamic and
+ * the device has MRC_CAP_ODP, the MR follows the exporter's moves: its
+ * context carries MRC_MKEY_F_ODP, move_notify zaps the entries and the
+ * next device access faults them back in (mrc_odp_fault()). Otherwise
+ * the buffer is pinned and mapped once. Documentation/mrcore/dmabuf.rst
+ * has the rules.
+ */
+
+/**
+ * struct mrc_dmabuf_stats - the dma-buf counters of one MR
+ * @moves: move_notify calls (the exporter moved the buffer)
+ * @faults: device faults on the MR
+ * @remaps: faults that mapped the buffer again
+ * @pinned: the MR is in the pinned fallback (it never moves)
+ * @mapped: the buffer is mapped for the device now
+ */
+struct mrc_dmabuf_stats {
+	u64 moves;
+	u64 faults;
+	u64 remaps;
+	bool pinned;
+	bool mapped;
+};
+
+struct mrc_mr *mrc_reg_dmabuf_mr(struct mrc_pd *pd, int fd, u64 offset,
+				 u64 length, u64 iova, u32 access);
+int mrc_mr_dmabuf_stats(struct mrc_mr *mr, struct mrc_dmabuf_stats *st);
 
 #endif /* _RDMA_MRCORE_H */

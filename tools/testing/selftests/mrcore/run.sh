@@ -21,7 +21,7 @@ test)	# The rxe baselines run before the vhca storage scripts, so that a
 		 nvmeof_exhaust_vhca.sh dp_chardev.sh \
 		 frwr_chardev.sh \
 		 fmr_chardev.sh mw_chardev.sh counter_chardev.sh keys_chardev.sh \
-		 odp_chardev.sh \
+		 odp_chardev.sh dmabuf_chardev.sh \
 		 removal_vhca.sh; do
 		echo "# --- $t"
 		dma_debug_rearm
