@@ -260,6 +260,7 @@ static const struct ib_device_ops vhca_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 
 	.advise_mr = vhca_advise_mr,
+	.alloc_hw_port_stats = vhca_alloc_hw_port_stats,
 	.alloc_mr = vhca_alloc_mr,
 	.alloc_pd = vhca_alloc_pd,
 	.create_ah = vhca_create_ah,
@@ -276,6 +277,7 @@ static const struct ib_device_ops vhca_dev_ops = {
 	.fill_res_mr_entry = vhca_fill_res_mr_entry,
 	.get_dev_fw_str = vhca_get_dev_fw_str,
 	.get_dma_mr = vhca_get_dma_mr,
+	.get_hw_stats = vhca_get_hw_stats,
 	.get_link_layer = vhca_get_link_layer,
 	.get_port_immutable = vhca_get_port_immutable,
 	.map_mr_sg = vhca_map_mr_sg,

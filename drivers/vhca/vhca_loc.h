@@ -135,6 +135,12 @@ int vhca_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 		   u32 flags, struct ib_sge *sg_list, u32 num_sge,
 		   struct uverbs_attr_bundle *attrs);
 
+/* stats.c */
+struct rdma_hw_stats *vhca_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port_num);
+int vhca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index);
+
 /* qp.c */
 int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
 		   struct ib_udata *udata);

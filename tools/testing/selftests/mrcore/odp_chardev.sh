@@ -17,7 +17,8 @@
 # Afterwards the device's keys and PDs must be what they were (children
 # that exited or were killed with ODP MRs live included), and the
 # device-wide ODP counters of mrcore and of vhca's fault queue are
-# printed as comments. vhca only. Exits 4, after a "not ok" line, when a
+# printed as comments, and must be what port 1's hardware counters show
+# (sysfs hw_counters and `rdma statistic`). vhca only. Exits 4, after a "not ok" line, when a
 # prerequisite is missing; 1 when a test failed.
 . ./lib.sh
 . ./chardev_lib.sh
@@ -36,6 +37,43 @@ MRCT_DEVICE=$DEV ./odp_tests 2>&1 | tap_to_lines odp odp_tests || rc=1
 
 t_eval "odp: no key or PD left on $DEV ($base_mkeys keys, $base_pds PDs before)" \
 	'chardev_unchanged $DEV mkeys pds'
+
+# odp_dbg FILE KEY: the value of line KEY of a debugfs counter file.
+odp_dbg() {
+	awk -v k="$2" '$1 == k {print $2}' "$1"
+}
+
+# odp_stat NAME: what `rdma statistic` shows for counter NAME of port 1.
+odp_stat() {
+	rdma statistic show link $DEV/1 2>&1 |
+		awk -v n="$1" '{for (i = 1; i < NF; i++) if ($i == n) print $(i + 1)}'
+}
+
+# hw_counters_agree: port 1's hardware counters, in sysfs and in `rdma
+# statistic`, are the debugfs values the cases just moved (faults > 0).
+hw_counters_agree() {
+	local m=/sys/kernel/debug/mrcore/$DEV/odp v=/sys/kernel/debug/vhca/$DEV/odp
+	local hw=/sys/class/infiniband/$DEV/ports/1/hw_counters
+	local p name file key want
+	[ "$(odp_dbg $m faults)" -gt 0 ] || { echo "no fault counted"; return 1; }
+	for p in odp_faults:$m:faults odp_invalidations:$m:invalidations \
+		 odp_prefetched_pages:$m:prefetched_pages \
+		 odp_children_created:$m:children_created \
+		 odp_children_reclaimed:$m:children_reclaimed \
+		 odp_qp_faults:$v:faults odp_sync_faults:$v:sync_faults; do
+		name=${p%%:*}
+		file=${p#*:}
+		key=${file##*:}
+		file=${file%:*}
+		want=$(odp_dbg "$file" "$key")
+		[ "$(cat "$hw/$name")" = "$want" ] ||
+			{ echo "$name: sysfs $(cat "$hw/$name"), debugfs $want"; return 1; }
+		[ "$(odp_stat "$name")" = "$want" ] ||
+			{ echo "$name: rdma statistic '$(odp_stat "$name")', debugfs $want"; return 1; }
+	done
+}
+t_eval "odp: rdma statistic and hw_counters show the device's ODP counters" \
+	hw_counters_agree
 
 # The counters the cases moved, non-zero ones only, for the log.
 for f in /sys/kernel/debug/mrcore/$DEV/odp /sys/kernel/debug/vhca/$DEV/odp; do
