@@ -92,12 +92,8 @@ FIXTURE_SETUP(dmabuf)
 	if (!mt_fixture_vhca(_metadata, &self->fd, self->pair.flags))
 		return;
 
-	self->src = mmap(NULL, SRC_LEN, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->src);
-	memset(self->src, 0, SRC_LEN);
-	ASSERT_EQ(0, mt_reg(self->fd, self->src, SRC_LEN, SRC_IOVA, QP_ACCESS,
-			    0, &self->src_mr));
+	self->src = mt_fixture_pinned(_metadata, self->fd, SRC_LEN, SRC_IOVA,
+				      QP_ACCESS, &self->src_mr);
 	self->tmp = malloc(SRC_LEN);
 	ASSERT_NE(NULL, self->tmp);
 }

@@ -518,49 +518,6 @@ TEST_F_TIMEOUT(mr, read_thp_misaligned_iova, 120)
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 }
 
-/* Have at least two free 2 MiB huge pages: NULL, or why not. */
-static const char *mrt_hugetlb_reserve(long *old)
-{
-	char buf[64], want[32];
-	long free_pages = 0;
-	char line[128];
-	FILE *f;
-
-	*old = -1;
-	f = fopen("/proc/meminfo", "r");
-	if (!f)
-		return "no /proc/meminfo";
-	while (fgets(line, sizeof(line), f)) {
-		long v;
-
-		if (sscanf(line, "Hugepagesize: %ld kB", &v) == 1 && v != 2048) {
-			fclose(f);
-			return "the default huge page size is not 2 MiB";
-		}
-		sscanf(line, "HugePages_Free: %ld", &free_pages);
-	}
-	fclose(f);
-	if (free_pages >= 2)
-		return NULL;
-	if (mt_read_file("/proc/sys/vm/nr_hugepages", buf, sizeof(buf)))
-		return "no /proc/sys/vm/nr_hugepages (hugetlbfs not built)";
-	*old = atol(buf);
-	snprintf(want, sizeof(want), "%ld", *old + 2 - free_pages);
-	if (mt_write_file("/proc/sys/vm/nr_hugepages", want))
-		return "cannot raise /proc/sys/vm/nr_hugepages";
-	return NULL;
-}
-
-static void mrt_hugetlb_restore(long old)
-{
-	char s[32];
-
-	if (old < 0)
-		return;
-	snprintf(s, sizeof(s), "%ld", old);
-	mt_write_file("/proc/sys/vm/nr_hugepages", s);
-}
-
 /* hugetlb memory gets 2 MiB entries, with or without the HUGETLB hint. */
 TEST_F_TIMEOUT(mr, read_hugetlb, 120)
 {
@@ -570,13 +527,13 @@ TEST_F_TIMEOUT(mr, read_hugetlb, 120)
 	uint8_t *buf;
 	long old;
 
-	why = mrt_hugetlb_reserve(&old);
+	why = mt_hugetlb_reserve(2, &old);
 	if (why)
 		SKIP(return, "%s", why);
 	buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (buf == MAP_FAILED) {
-		mrt_hugetlb_restore(old);
+		mt_hugetlb_restore(old);
 		SKIP(return, "no two free 2 MiB huge pages (nr_hugepages)");
 	}
 	mt_fill(buf, len, 8);
@@ -594,7 +551,7 @@ TEST_F_TIMEOUT(mr, read_hugetlb, 120)
 
 	mrt_check_clean(_metadata, self->fd, self->pinned0);
 	munmap(buf, len);
-	mrt_hugetlb_restore(old);
+	mt_hugetlb_restore(old);
 }
 
 /* ANCHORS 1: addr + length wraps. */

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 
 /* The RDMA device under test: $MRCT_DEVICE, else vhca0. */
 static inline const char *mt_devname(void)
@@ -189,6 +190,24 @@ static inline int mt_dereg(int fd, uint32_t handle)
 	return mt_ioctl(fd, MRCT_DEREG, &d);
 }
 
+/*
+ * For a FIXTURE_SETUP: @len zeroed bytes of anonymous memory, registered
+ * (pinned) as @iova with @access on PD 0, the MR in @reg. The setup
+ * fails if either step does.
+ */
+static inline uint8_t *mt_fixture_pinned(struct __test_metadata *_metadata,
+					 int fd, size_t len, uint64_t iova,
+					 uint32_t access, struct mrct_reg *reg)
+{
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0, len);
+	ASSERT_EQ(0, mt_reg(fd, p, len, iova, access, 0, reg));
+	return p;
+}
+
 /* Read @path into @buf (NUL-terminated, at most @len - 1 bytes): 0 or -errno. */
 static inline int mt_read_file(const char *path, char *buf, size_t len)
 {
@@ -218,6 +237,52 @@ static inline int mt_write_file(const char *path, const char *s)
 	n = write(fd, s, strlen(s));
 	close(fd);
 	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+/*
+ * Have at least @n free 2 MiB huge pages, raising vm.nr_hugepages if
+ * needed (its value before in *@old, else -1): NULL, or why not.
+ */
+static inline const char *mt_hugetlb_reserve(long n, long *old)
+{
+	char buf[64], want[32], line[128];
+	long free_pages = 0;
+	FILE *f;
+
+	*old = -1;
+	f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return "no /proc/meminfo";
+	while (fgets(line, sizeof(line), f)) {
+		long v;
+
+		if (sscanf(line, "Hugepagesize: %ld kB", &v) == 1 && v != 2048) {
+			fclose(f);
+			return "the default huge page size is not 2 MiB";
+		}
+		sscanf(line, "HugePages_Free: %ld", &free_pages);
+	}
+	fclose(f);
+	if (free_pages >= n)
+		return NULL;
+	if (mt_read_file("/proc/sys/vm/nr_hugepages", buf, sizeof(buf)))
+		return "no /proc/sys/vm/nr_hugepages (hugetlbfs not built)";
+	*old = atol(buf);
+	snprintf(want, sizeof(want), "%ld", *old + n - free_pages);
+	if (mt_write_file("/proc/sys/vm/nr_hugepages", want))
+		return "cannot raise /proc/sys/vm/nr_hugepages";
+	return NULL;
+}
+
+/* Put vm.nr_hugepages back after mt_hugetlb_reserve() (@old < 0: no-op). */
+static inline void mt_hugetlb_restore(long old)
+{
+	char s[32];
+
+	if (old < 0)
+		return;
+	snprintf(s, sizeof(s), "%ld", old);
+	mt_write_file("/proc/sys/vm/nr_hugepages", s);
 }
 
 /* AnonHugePages of the mapping that starts at @addr, in kB, or -1. */

@@ -108,12 +108,8 @@ FIXTURE_SETUP(odp)
 	if (!mt_fixture_vhca(_metadata, &self->fd, self->pair.flags))
 		return;
 
-	self->src = mmap(NULL, SRC_LEN, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->src);
-	memset(self->src, 0, SRC_LEN);
-	ASSERT_EQ(0, mt_reg(self->fd, self->src, SRC_LEN, SRC_IOVA, QP_ACCESS,
-			    0, &self->src_mr));
+	self->src = mt_fixture_pinned(_metadata, self->fd, SRC_LEN, SRC_IOVA,
+				      QP_ACCESS, &self->src_mr);
 }
 
 /* Closing the file destroys the pairs and deregisters what is left. */
@@ -1084,48 +1080,6 @@ ODP_TEST_T(thp_split, 120)
 		     kb, len >> 10);
 }
 
-/* Have a free 2 MiB huge page: NULL, or why not. */
-static const char *odp_hugetlb_reserve(long *old)
-{
-	char buf[64], want[32], line[128];
-	long free_pages = 0;
-	FILE *f;
-
-	*old = -1;
-	f = fopen("/proc/meminfo", "r");
-	if (!f)
-		return "no /proc/meminfo";
-	while (fgets(line, sizeof(line), f)) {
-		long v;
-
-		if (sscanf(line, "Hugepagesize: %ld kB", &v) == 1 && v != 2048) {
-			fclose(f);
-			return "the default huge page size is not 2 MiB";
-		}
-		sscanf(line, "HugePages_Free: %ld", &free_pages);
-	}
-	fclose(f);
-	if (free_pages >= 1)
-		return NULL;
-	if (mt_read_file("/proc/sys/vm/nr_hugepages", buf, sizeof(buf)))
-		return "no /proc/sys/vm/nr_hugepages (hugetlbfs not built)";
-	*old = atol(buf);
-	snprintf(want, sizeof(want), "%ld", *old + 1 - free_pages);
-	if (mt_write_file("/proc/sys/vm/nr_hugepages", want))
-		return "cannot raise /proc/sys/vm/nr_hugepages";
-	return NULL;
-}
-
-static void odp_hugetlb_restore(long old)
-{
-	char s[32];
-
-	if (old < 0)
-		return;
-	snprintf(s, sizeof(s), "%ld", old);
-	mt_write_file("/proc/sys/vm/nr_hugepages", s);
-}
-
 /* hugetlb memory behind an ODP MR: written and read by the device. */
 ODP_TEST_T(hugetlb, 120)
 {
@@ -1136,13 +1090,13 @@ ODP_TEST_T(hugetlb, 120)
 	uint8_t *buf;
 	long old;
 
-	why = odp_hugetlb_reserve(&old);
+	why = mt_hugetlb_reserve(1, &old);
 	if (why)
 		SKIP(return, "%s", why);
 	buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (buf == MAP_FAILED) {
-		odp_hugetlb_restore(old);
+		mt_hugetlb_restore(old);
 		SKIP(return, "no free 2 MiB huge page (nr_hugepages)");
 	}
 
@@ -1167,7 +1121,7 @@ ODP_TEST_T(hugetlb, 120)
 
 	odp_dereg(_metadata, self->fd, reg.handle);
 	munmap(buf, len);
-	odp_hugetlb_restore(old);
+	mt_hugetlb_restore(old);
 }
 
 /* --- 10, 11: process exit, dereg racing invalidations --- */
