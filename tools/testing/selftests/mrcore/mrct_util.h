@@ -311,4 +311,38 @@ static inline long mt_anon_huge_kb(void *addr)
 	return kb;
 }
 
+/* The value of @name in /proc/vmstat, or -1 when the kernel has none. */
+static inline long long mt_vmstat(const char *name)
+{
+	char line[128], key[64];
+	long long v, found = -1;
+	FILE *f;
+
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %lld", key, &v) == 2 && !strcmp(key, name)) {
+			found = v;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Pins taken minus pins released, system-wide (nr_foll_pin_acquired -
+ * nr_foll_pin_released in /proc/vmstat): take it before and after a case;
+ * equal values say every page the case pinned was unpinned. The counters
+ * are the kernel's own, so they prove what mrcore's counters cannot.
+ */
+static inline long long mt_foll_pins(void)
+{
+	long long a = mt_vmstat("nr_foll_pin_acquired");
+	long long r = mt_vmstat("nr_foll_pin_released");
+
+	return a < 0 || r < 0 ? -1 : a - r;
+}
+
 #endif /* MRCT_UTIL_H */
