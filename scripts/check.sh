@@ -7,7 +7,8 @@
 # after rdma_rw mapped them DMA_TO_DEVICE and never syncs, so under
 # swiotlb the device reads stale bounce buffers; see
 # Documentation/mrcore/datapath.rst.)
-# Every stage runs even when an earlier one failed; the last line is
+# Every stage runs even when an earlier one failed. The output ends with
+# the time each tier took, then the results per stage, then one line
 # "N passed, N failed" over all of them.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,8 +17,22 @@ top=$(cd "$here/.." && pwd)
 
 MRCORE_RESULTS=$(mktemp)
 export MRCORE_RESULTS
-trap 'rm -f "$MRCORE_RESULTS"' EXIT
 start=$(date +%s)
+
+# timed NAME CMD...: run CMD and note how long it took, for the table of
+# tier times at the end (the set-up is timed too: on a fresh machine it is
+# where the minutes go).
+TIMES=$(mktemp)
+trap 'rm -f "$MRCORE_RESULTS" "$TIMES"' EXIT
+timed() {
+	local name=$1 t0 rc
+	shift
+	t0=$(date +%s)
+	"$@"
+	rc=$?
+	echo "$name	$(($(date +%s) - t0))" >> "$TIMES"
+	return $rc
+}
 
 # stage NAME CMD...: a stage that is one check; its output must not
 # contain a compiler or sparse warning.
@@ -37,20 +52,23 @@ stage() {
 	fi
 }
 
-bash "$here/deps.sh" all
+timed "set-up (packages)" bash "$here/deps.sh" all
 make -s -C "$top" clean >/dev/null 2>&1
-stage "build (W=1)" make -C "$top" modules
+timed "build (W=1)" stage "build (W=1)" make -C "$top" modules
 make -s -C "$top" clean >/dev/null 2>&1
-stage "sparse (C=2)" make -C "$top" sparse
-stage "checkpatch --strict" make -s -C "$top" checkpatch
+timed "sparse" stage "sparse (C=2)" make -C "$top" sparse
+timed "checkpatch" stage "checkpatch --strict" make -s -C "$top" checkpatch
 
 echo "=== kunit"
-bash "$here/kunit.sh" || true
+timed "kunit (debug kernel)" bash "$here/kunit.sh" || true
 echo "=== vmtest (stock kernel)"
-bash "$here/vmtest.sh" --kernel=stock || true
+timed "vm tier, stock kernel" bash "$here/vmtest.sh" --kernel=stock || true
 echo "=== vmtest (debug kernel)"
-bash "$here/vmtest.sh" --kernel=debug || true
+timed "vm tier, debug kernel" bash "$here/vmtest.sh" --kernel=debug || true
 
+echo "=== time per tier (s; a kernel build, when the cache lacks it, is in its tier)"
+awk -F'\t' '{printf "%-28s %6d\n", $1, $2; t += $2}
+     END {printf "%-28s %6d\n", "total", t}' "$TIMES"
 echo "=== summary ($(($(date +%s) - start)) s)"
 awk '{n = $1; for (i = 2; i < NF - 1; i++) n = n " " $i
       printf "%-22s %5d passed, %d failed\n", n, $(NF-1), $NF; p += $(NF-1); f += $NF}
