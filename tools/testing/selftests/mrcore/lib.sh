@@ -48,7 +48,15 @@ t_refuse() {
 	fi
 }
 
-# wait_for SECONDS CMD...: poll until CMD succeeds.
+# How long a test waits for something it expects to happen (a GID to
+# appear, I/O to be seen running, a controller or device to go) before it
+# calls its absence a failure. No verdict by the clock: the waits poll and
+# end as soon as it happens, so this bounds only a failure; it is a minute
+# because a debug kernel under TCG on a busy host stalls for seconds.
+PROGRESS_TMO=60
+
+# wait_for SECONDS CMD...: poll CMD every 0.1 s until it succeeds; fail
+# when it has not after SECONDS (at least: the polls' own time adds).
 wait_for() {
 	local n=$(($1 * 10))
 	shift

@@ -10,14 +10,18 @@
 #   NVMET_DEV   the namespace's backing device
 #   NVME_OPTS   extra /dev/nvme-fabrics options, e.g. "ctrl_loss_tmo=5"
 #   NVME_CONNECT_TMO, NVME_DISCONNECT_TMO   deadlines in seconds
+#
+# Deadlines bound failures only: every wait polls and ends when what it
+# waits for happens. None is below lib.sh's PROGRESS_TMO (a minute).
 
 NQN=nqn.2026-11.org.mrcore:ram0
 CFS=/sys/kernel/config/nvmet
 NVMET_PORT=1
 NVMET_DEV=/dev/ram0
 NVME_OPTS=
-NVME_CONNECT_TMO=15
-NVME_DISCONNECT_TMO=30
+NVME_CONNECT_TMO=$PROGRESS_TMO
+# Deletion waits for the queues to drain, then nvme_delete_ctrls polls.
+NVME_DISCONNECT_TMO=$((PROGRESS_TMO + 30))
 
 # --- Generic ---------------------------------------------------------------
 
@@ -94,7 +98,7 @@ rdma_link_up() {
 	dummy_up "$3" "$4/24" || return 1
 	rdma link add "$2" type "$1" netdev "$3" || return 1
 	gid=$(gid_of_ipv4 "$4")
-	wait_for 10 sh -c "grep -q $gid /sys/class/infiniband/$2/ports/1/gids/*" ||
+	wait_for $PROGRESS_TMO sh -c "grep -q $gid /sys/class/infiniband/$2/ports/1/gids/*" ||
 		{ echo "no GID $gid on $2"; return 1; }
 }
 
@@ -154,26 +158,46 @@ klog_no_hang() {
 	[ -z "$bad" ] || { echo "$bad" | head -3; return 1; }
 }
 
-# reads_advance: block reads are being submitted: the kernel's count of
-# sectors read (pgpgin, counted in submit_bio) grows within 2 s.
-reads_advance() {
-	local a b
-	a=$(awk '$1 == "pgpgin" {print $2}' /proc/vmstat)
-	sleep 2
-	b=$(awk '$1 == "pgpgin" {print $2}' /proc/vmstat)
-	[ "$b" -gt "$a" ] || { echo "no block read in 2 s (pgpgin $a)"; return 1; }
+# fio_read_kib OUT: KiB read so far by a fio that writes its terse
+# status (--output-format=terse --status-interval=1) to OUT: field 6 of
+# the latest line, fio's own count of the reads that have completed.
+fio_read_kib() {
+	awk -F';' '$1 == 3 {kib = $6} END {print kib + 0}' "$1" 2>/dev/null
 }
 
 # fio_bg DEV: 4 KiB random reads at QD 16 on DEV in the background, for at
 # most 120 s, until fio_bg_wait collects them. fio's output goes to
-# /tmp/fio_bg.out, its exit status to /tmp/fio_bg.rc when it exits.
+# /tmp/fio_bg.out (its terse status each second, for fio_bg_running),
+# its exit status to /tmp/fio_bg.rc when it exits.
 fio_bg() {
 	rm -f /tmp/fio_bg.rc /tmp/fio_bg.out
 	( fio --thread --name=bg --filename="$1" --direct=1 --ioengine=libaio \
 		--rw=randread --bs=4k --iodepth=16 --time_based --runtime=120 \
+		--output-format=terse --status-interval=1 \
 		> /tmp/fio_bg.out 2>&1
 	  echo $? > /tmp/fio_bg.rc ) < /dev/null > /dev/null 2>&1 &
 	FIO_BG_PID=$!
+}
+
+# fio_bg_seen: fio_bg's fio has completed reads, or it has exited.
+fio_bg_seen() {
+	[ -e /tmp/fio_bg.rc ] || [ "$(fio_read_kib /tmp/fio_bg.out)" -gt 0 ]
+}
+
+# fio_bg_running: wait until fio_bg's fio is seen doing I/O: reads of it
+# have completed (its own count) and it is still running. Fails, saying
+# why, when it exits first or no read completes within $PROGRESS_TMO s.
+fio_bg_running() {
+	local kib
+	wait_for $PROGRESS_TMO fio_bg_seen
+	kib=$(fio_read_kib /tmp/fio_bg.out)
+	if [ -e /tmp/fio_bg.rc ]; then
+		echo "fio exited ($(cat /tmp/fio_bg.rc)) after $kib KiB: $(grep -v '^3;' /tmp/fio_bg.out | tail -1)"
+		return 1
+	fi
+	[ "$kib" -gt 0 ] ||
+		{ echo "no read of fio completed in ${PROGRESS_TMO}s"; return 1; }
+	echo "fio has read $kib KiB"
 }
 
 # fio_bg_wait SECS: wait up to SECS for fio_bg's fio to exit and print its
@@ -320,7 +344,7 @@ nvme_connect() {
 # print the namespace's block device; on failure print why.
 nvme_host_up() {
 	run_for "$NVME_CONNECT_TMO" nvme_connect "$1" "${2:-1}" || return 1
-	wait_for 20 nvme_ns_dev || { echo "connected, but no namespace appeared"; return 1; }
+	wait_for $PROGRESS_TMO nvme_ns_dev || { echo "connected, but no namespace appeared"; return 1; }
 	nvme_ns_dev
 }
 
@@ -336,7 +360,7 @@ nvme_delete_ctrls() {
 	for c in $(nvme_ctrls); do
 		echo 1 > "$c/delete_controller" 2>/dev/null
 	done
-	wait_for 20 sh -c "! grep -qx '$NQN' /sys/class/nvme/nvme*/subsysnqn"
+	wait_for $PROGRESS_TMO sh -c "! grep -qx '$NQN' /sys/class/nvme/nvme*/subsysnqn"
 }
 
 # nvme_host_down: delete the controllers of $NQN, within
@@ -365,7 +389,7 @@ rdma_res_count() {
 # with the given module parameters. No nvmet port may use the rdma
 # transport any more (nvmet_down first): an enabled port holds the module.
 nvmet_rdma_reload() {
-	wait_for 20 rmmod nvmet_rdma || { echo "rmmod nvmet_rdma failed"; return 1; }
+	wait_for $PROGRESS_TMO rmmod nvmet_rdma || { echo "rmmod nvmet_rdma failed"; return 1; }
 	modprobe nvmet-rdma "$@"
 }
 

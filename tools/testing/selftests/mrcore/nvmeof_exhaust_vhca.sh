@@ -69,7 +69,7 @@ hog_line() {
 hog_stop() {
 	[ -n "$HOG_PID" ] || return 0
 	kill "$HOG_PID" 2>/dev/null
-	wait_for 20 sh -c "! kill -0 $HOG_PID"
+	wait_for $PROGRESS_TMO sh -c "! kill -0 $HOG_PID"
 	HOG_PID=
 }
 
@@ -77,8 +77,8 @@ hog_stop() {
 # each of 6 passes read back with crc32c verify, in the background. The
 # pattern checks use the first 16 MiB, so the two never overlap. 8 KiB,
 # not 4: nvme-rdma sends a write of up to the target's inline data size
-# (4 KiB) inline, without a registration, and on the debug kernel the
-# first verify read came too late for regs_advance.
+# (4 KiB) inline, without a registration: 4 KiB writes would show no
+# REG_MR to regs_advance until the first verify pass.
 fio_start() {
 	rm -f $FIO_RC $FIO_OUT
 	( fio --thread --name=exhaust --filename="$1" --direct=1 \
@@ -104,15 +104,20 @@ fio_done() {
 	! grep -q -E 'err= *[1-9]' $FIO_OUT || { grep -m1 'err=' $FIO_OUT; return 1; }
 }
 
-# regs_above N: $DEV has executed more than N REG_MRs.
-regs_above() { [ "$(mrc_stat $DEV fr_regs)" -gt "$1" ]; }
+# regs_above N: $DEV has executed more than N REG_MRs, or fio exited.
+regs_above() { [ "$(mrc_stat $DEV fr_regs)" -gt "$1" ] || [ -e $FIO_RC ]; }
 
-# regs_advance: $DEV executes REG_MRs: fr_regs grows within 10 s.
+# regs_advance: $DEV executes REG_MRs for the running fio: fr_regs grows
+# while fio runs. Fails, saying why, when fio exits first or no REG_MR
+# is executed within $PROGRESS_TMO s.
 regs_advance() {
 	local a
 	a=$(mrc_stat $DEV fr_regs)
-	wait_for 10 regs_above "$a" ||
-		{ echo "no REG_MR in 10 s (fr_regs $a)"; return 1; }
+	wait_for $PROGRESS_TMO regs_above "$a"
+	[ "$(mrc_stat $DEV fr_regs)" -gt "$a" ] ||
+		{ echo "no REG_MR in ${PROGRESS_TMO}s (fr_regs $a)"; return 1; }
+	[ ! -e $FIO_RC ] ||
+		{ echo "fio exited ($(cat $FIO_RC)): $(tail -1 $FIO_OUT)"; return 1; }
 }
 
 # ctrl_live: $NQN's controller is live and the host logged no error
@@ -141,7 +146,7 @@ connect_refused() {
 	echo "$out" | tail -1 > $CONNECT_ERR
 	grep -q 'No space left on device' $CONNECT_ERR ||
 		{ echo "not ENOSPC: $(cat $CONNECT_ERR)"; return 1; }
-	wait_for 20 sh -c "! grep -qx '$NQN' /sys/class/nvme/nvme*/subsysnqn" ||
+	wait_for $PROGRESS_TMO sh -c "! grep -qx '$NQN' /sys/class/nvme/nvme*/subsysnqn" ||
 		{ echo "a controller of $NQN is left"; return 1; }
 	klog_since $T | grep -q 'failed to initialize MR pool' ||
 		{ echo "no MR pool failure in the log"; return 1; }
@@ -156,9 +161,10 @@ stack_up() {
 	v=$(cat /sys/module/vhca/parameters/max_mkeys)
 	[ "$v" = $MAX_MKEYS ] || { echo "vhca max_mkeys is $v (loaded before?)"; return 1; }
 	load_mrcore_test || { echo "mrcore_test"; return 1; }
-	run_for 30 rdma_link_up vhca $DEV $NETDEV $ADDR || return 1
+	# (It waits up to $PROGRESS_TMO s for the GID.)
+	run_for $((PROGRESS_TMO + 30)) rdma_link_up vhca $DEV $NETDEV $ADDR || return 1
 	ip addr add $ADDR2/24 dev $NETDEV || return 1
-	wait_for 10 sh -c "grep -q $(gid_of_ipv4 $ADDR2) /sys/class/infiniband/$DEV/ports/1/gids/*" ||
+	wait_for $PROGRESS_TMO sh -c "grep -q $(gid_of_ipv4 $ADDR2) /sys/class/infiniband/$DEV/ports/1/gids/*" ||
 		{ echo "no GID of $ADDR2 on $DEV"; return 1; }
 	vhca_baseline $DEV
 	use_a
@@ -231,7 +237,7 @@ released() {
 		wait_for 60 grep -q '^released ' $HOG_OUT
 	t_eval "$T: it held all $held to the end (each read its page again)" \
 		'[ "$(hog_line still)" = "$held" ] && [ "$(hog_line released)" = "$held" ]'
-	wait_for 20 sh -c "! kill -0 $HOG_PID"
+	wait_for $PROGRESS_TMO sh -c "! kill -0 $HOG_PID"
 	wait "$HOG_PID"
 	t_eval "$T: the consumer exited 0" "[ $? = 0 ]"
 	HOG_PID=
@@ -270,7 +276,7 @@ if [ -d /sys/module/vhca ]; then
 fi
 # register_always is 0444: a reload is the only way to be sure of it.
 if ! grep -qx Y /sys/module/nvme_rdma/parameters/register_always; then
-	wait_for 20 rmmod nvme_rdma
+	wait_for $PROGRESS_TMO rmmod nvme_rdma
 	modprobe nvme-rdma register_always=Y
 fi
 t_check "$T: nvme-rdma register_always reads Y" \
@@ -281,8 +287,8 @@ if ! out=$(stack_up 2>&1); then
 	t_fail "$T: $DEV ($MAX_MKEYS keys), nvmet ports 8 and 9" "$(echo "$out" | tail -1)"
 	teardown
 	rmmod mrcore_test 2>/dev/null
-	run_for 30 rdma_link_down $DEV $NETDEV >/dev/null
-	run_for 30 unload_mrcore >/dev/null 2>&1
+	run_for 60 rdma_link_down $DEV $NETDEV >/dev/null
+	run_for 60 unload_mrcore >/dev/null 2>&1
 	nvme_timeouts $old_tmo >/dev/null
 	exit 1
 fi
@@ -320,8 +326,8 @@ fi
 teardown
 t_check "$T: mrcore's accounting of $DEV back to idle" vhca_idle $DEV
 t_check "$T: rmmod mrcore_test" rmmod mrcore_test
-run_for 30 rdma_link_down $DEV $NETDEV >/dev/null
-t_check "$T: unload mrcore and vhca" run_for 30 unload_mrcore
+run_for 60 rdma_link_down $DEV $NETDEV >/dev/null
+t_check "$T: unload mrcore and vhca" run_for 60 unload_mrcore
 t_check "$T: nothing leaked or warned in the kernel log" klog_clean $T
 t_check "$T: no hung task" klog_no_hang $T
 nvme_timeouts $old_tmo >/dev/null

@@ -5,11 +5,12 @@
 # connected to it and fio is reading through them.
 #
 #   linkdel-nvme  nvme-rdma host and nvmet-rdma target over vhca0, fio
-#                 randread running, then "rdma link del vhca0";
+#                 randread seen running (reads of it completed, by fio's
+#                 own count), then "rdma link del vhca0";
 #   rmmod-nvme    the same, then "rmmod vhca" (mrcore_test not loaded):
 #                 module unload unregisters the device under the ULPs;
 #   linkdel-iser  open-iscsi logged in over iSER to LIO (isert), fio
-#                 randread running, then "rdma link del vhca0".
+#                 randread seen running, then "rdma link del vhca0".
 #
 # Each case checks that the removal returns within its deadline, that the
 # ULP reports it (the nvme controller and its block device are deleted,
@@ -73,7 +74,7 @@ dev_add() {
 	fi
 	rdma link add $DEV type vhca netdev $NETDEV || return 1
 	gid=$(gid_of_ipv4 $ADDR)
-	wait_for 10 sh -c "grep -q $gid /sys/class/infiniband/$DEV/ports/1/gids/*" ||
+	wait_for $PROGRESS_TMO sh -c "grep -q $gid /sys/class/infiniband/$DEV/ports/1/gids/*" ||
 		{ echo "no GID $gid on $DEV"; return 1; }
 	vhca_baseline $DEV
 }
@@ -142,7 +143,7 @@ recover() {
 	t_check "$T: 4 MiB pattern written, read back, identical" \
 		run_for 60 pattern_rw "$dev" 4
 	t_check "$T: the pattern is on the target's RAM disk" \
-		run_for 30 sh -c "dd if=$NVMET_DEV of=/tmp/tgt bs=1M count=4 iflag=direct 2>/dev/null &&
+		run_for 60 sh -c "dd if=$NVMET_DEV of=/tmp/tgt bs=1M count=4 iflag=direct 2>/dev/null &&
 				  cmp /tmp/pat /tmp/tgt"
 	t_check "$T: disconnect" nvme_host_down
 	t_check "$T: $DEV idle: no MR, PD, key or translation left behind" \
@@ -155,9 +156,9 @@ finish() {
 	local T=$1
 	[ -n "$(nvme_ctrls)" ] && nvme_host_down > /dev/null
 	if [ -e /sys/class/infiniband/$DEV ]; then
-		t_check "$T: rdma link del $DEV" run_for 30 rdma link del $DEV
+		t_check "$T: rdma link del $DEV" run_for 60 rdma link del $DEV
 	fi
-	t_check "$T: rmmod vhca mrcore" run_for 30 unload_all
+	t_check "$T: rmmod vhca mrcore" run_for 60 unload_all
 	t_check "$T: no leak or warning in the kernel log" klog_clean "$T"
 	t_check "$T: no hung task in the kernel log" klog_no_hang "$T"
 }
@@ -181,7 +182,8 @@ case_nvme() {
 	t_ok "$T: connect ($dev)"
 	ctrl=$(nvme_ctrls | head -1)
 	fio_bg "$dev"
-	t_check "$T: fio randread 4k QD 16 running on $dev" reads_advance
+	# The removal must meet I/O in flight: wait until it is seen.
+	t_check "$T: fio randread 4k QD 16 seen running on $dev" fio_bg_running
 
 	if [ $how = rmmod ]; then
 		# A module holding vhca's symbols would make rmmod fail.
@@ -196,8 +198,10 @@ case_nvme() {
 	st=$(cat "$ctrl/state" 2>/dev/null) || st=gone
 	echo "# $T: ${ctrl##*/} after the removal: $st"
 	t_check "$T: $DEV gone from ib_core, mrcore and vhca" dev_gone
-	t_check "$T: the nvme controller is deleted" wait_for 30 no_nvme_ctrl
-	t_check "$T: the namespace's block device is gone" wait_for 30 no_ns_dev
+	t_check "$T: the nvme controller is deleted" \
+		wait_for $PROGRESS_TMO no_nvme_ctrl
+	t_check "$T: the namespace's block device is gone" \
+		wait_for $PROGRESS_TMO no_ns_dev
 	check_fio_failed "$T"
 
 	recover "$T"
@@ -215,7 +219,7 @@ case_iser() {
 	t_check "$T: LIO target, iSER portal $ADDR:3260" lio_up $ADDR
 	t_check "$T: iscsid runs" iscsid_up
 	if ! t_gate "$T: SendTargets discovery over iSER" \
-		run_for 40 iser_discover $ADDR; then
+		run_for 60 iser_discover $ADDR; then
 		iser_diag
 	elif ! disk=$(iser_login $ADDR); then
 		t_fail "$T: login over iSER" "$(echo "$disk" | tail -1)"
@@ -223,23 +227,24 @@ case_iser() {
 	else
 		t_ok "$T: login over iSER ($disk)"
 		fio_bg "$disk"
-		t_check "$T: fio randread 4k QD 16 running on $disk" reads_advance
+		t_check "$T: fio randread 4k QD 16 seen running on $disk" \
+			fio_bg_running
 		t_check "$T: rdma link del $DEV returns within ${REMOVE_TMO}s" \
 			run_for $REMOVE_TMO rdma link del $DEV
 		st=$(iser_session_state)
 		echo "# $T: session state after the removal: ${st:-none}"
 		t_check "$T: $DEV gone from ib_core, mrcore and vhca" dev_gone
 		t_check "$T: the iSCSI session leaves LOGGED_IN" \
-			wait_for 30 sh -c "! grep -qx LOGGED_IN /sys/class/iscsi_session/*/state"
+			wait_for $PROGRESS_TMO sh -c "! grep -qx LOGGED_IN /sys/class/iscsi_session/*/state"
 		check_fio_failed "$T"
 		t_check "$T: logout of the failed session" iser_logout $ADDR
 		t_check "$T: the SCSI disk is gone" \
-			wait_for 10 sh -c "[ ! -b $disk ]"
+			wait_for $PROGRESS_TMO sh -c "[ ! -b $disk ]"
 	fi
 	[ -n "$(iser_sessions)" ] && iser_logout $ADDR > /dev/null
 	iser_forget $ADDR > /dev/null 2>&1
 	t_check "$T: iscsid stops" iscsid_down
-	t_check "$T: LIO configuration removed" run_for 30 lio_down $ADDR
+	t_check "$T: LIO configuration removed" run_for 60 lio_down $ADDR
 
 	recover "$T"
 	finish "$T"
