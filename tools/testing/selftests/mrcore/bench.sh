@@ -215,15 +215,15 @@ nv_side() {
 
 	NQN=nqn.2026-11.org.mrcore:bench-$dev
 	NVMET_PORT=$5
-	if ! out=$(run_for 30 rdma_link_up "$type" "$dev" "$netdev" "$addr"); then
+	if ! out=$(run_for $((PROGRESS_TMO + 30)) rdma_link_up "$type" "$dev" "$netdev" "$addr"); then
 		nv_why "$type" "$dev: $(echo "$out" | tail -1)"
-		run_for 30 rdma_link_down "$dev" "$netdev" >/dev/null 2>&1
+		run_for 60 rdma_link_down "$dev" "$netdev" >/dev/null 2>&1
 		return 1
 	fi
 	if ! out=$(nvmet_up "$addr" 2>&1); then
 		nv_why "$type" "nvmet port on $addr: $(echo "$out" | tail -1)"
 		nvmet_down >/dev/null 2>&1
-		run_for 30 rdma_link_down "$dev" "$netdev" >/dev/null 2>&1
+		run_for 60 rdma_link_down "$dev" "$netdev" >/dev/null 2>&1
 		return 1
 	fi
 	for jobs in 1 4; do
@@ -248,7 +248,7 @@ nv_side() {
 			nv_why "$type" "disconnect after $jobs job(s) timed out"
 	done
 	nvmet_down
-	run_for 30 rdma_link_down "$dev" "$netdev" >/dev/null ||
+	run_for 60 rdma_link_down "$dev" "$netdev" >/dev/null ||
 		nv_why "$type" "rdma link del $dev failed"
 }
 
@@ -302,7 +302,7 @@ nvmeof_part() {
 	NVME_OPTS=ctrl_loss_tmo=5,reconnect_delay=1,fast_io_fail_tmo=0
 	nv_side rxe rxe0 nbr0 10.77.0.1 11
 	nv_side vhca vhca0 nbv0 10.76.0.1 12
-	run_for 30 unload_mrcore >/dev/null ||
+	run_for 60 unload_mrcore >/dev/null ||
 		nv_why vhca "rmmod vhca mrcore failed"
 
 	ncpu=$(grep -c ^processor /proc/cpuinfo)

@@ -125,7 +125,7 @@ chardev_vhca() {
 	rdma link add "$1" type vhca netdev "$2" ||
 		chardev_missing "$1" "rdma link add $1 type vhca netdev $2 failed"
 	[ -z "${4:-}" ] ||
-		wait_for 10 sh -c "grep -q $4 /sys/class/infiniband/$1/ports/1/gids/*" ||
+		wait_for $PROGRESS_TMO sh -c "grep -q $4 /sys/class/infiniband/$1/ports/1/gids/*" ||
 		chardev_missing "$1 GID" "no IPv4 GID of $2 on $1"
 }
 
@@ -165,7 +165,7 @@ chardev_compare() {
 	shift 5
 	if modprobe rdma_rxe 2>/dev/null && dummy_up "$net" "$addr" &&
 	   rdma link add "$rxe" type rxe netdev "$net" 2>/dev/null &&
-	   wait_for 10 sh -c "grep -q $gid /sys/class/infiniband/$rxe/ports/1/gids/*"; then
+	   wait_for $PROGRESS_TMO sh -c "grep -q $gid /sys/class/infiniband/$rxe/ports/1/gids/*"; then
 		MRCT_DEVICE=$rxe "$@" 2>&1 |
 			tap_to_lines "$CHARDEV_PFX-rxe" "$CHARDEV_PROG" $soft || rc=1
 		rdma link del "$rxe"

@@ -45,6 +45,9 @@ fio_fig() {
 		       l, $8, $7 * 1024 / 1e6, $16 }' /tmp/fio.$1
 }
 
+# snap_reads: the snapshot's fio has completed reads.
+snap_reads() { [ "$(fio_read_kib /tmp/fio.snap)" -gt 0 ]; }
+
 # mkey_summary < MKEYS: how many keys the device's memory holds, by state
 # and access mode, from a copy of the decoded mkey table.
 mkey_summary() {
@@ -94,7 +97,7 @@ if dev=$(nvme_host_up $ADDR 2); then
 	else
 		bad "16 MiB pattern read back over vhca differs"
 	fi
-	if run_for 30 same_range "$dev" "$NVMET_DEV" 16 0 >/dev/null; then
+	if run_for 60 same_range "$dev" "$NVMET_DEV" 16 0 >/dev/null; then
 		say "and the target's RAM disk holds the same 16 MiB"
 	else
 		bad "the target's RAM disk does not hold the pattern"
@@ -107,9 +110,12 @@ if dev=$(nvme_host_up $ADDR 2); then
 	say "--- while connected, with a 4 KiB random-read fio running ---"
 	fio --thread --name=snap --filename="$dev" --direct=1 --ioengine=libaio \
 		--rw=randread --bs=4k --iodepth=16 --runtime=4 --time_based \
-		--output=/dev/null < /dev/null > /dev/null 2>&1 &
+		--output-format=terse --status-interval=1 \
+		< /dev/null > /tmp/fio.snap 2>&1 &
 	fpid=$!
-	sleep 1
+	# The snapshot once fio's reads are seen completing (its own count).
+	wait_for $PROGRESS_TMO snap_reads ||
+		bad "no read of the snapshot's fio completed in ${PROGRESS_TMO}s"
 	say "mrcore's stats for vhca0 (MRs, keys and translation segments of the ULPs):"
 	show < /sys/kernel/debug/mrcore/vhca0/stats
 	# A registration lives for one I/O: read the table until it shows
@@ -172,8 +178,8 @@ else
 fi
 say "mkey table after the disconnect:"
 show < $MKEYS
-run_for 30 rdma_link_down vhca0 demo0 >/dev/null || bad "rdma link del vhca0"
-if run_for 30 unload_mrcore >/dev/null; then
+run_for 60 rdma_link_down vhca0 demo0 >/dev/null || bad "rdma link del vhca0"
+if run_for 60 unload_mrcore >/dev/null; then
 	say "removed vhca0, unloaded vhca and mrcore cleanly"
 else
 	bad "rmmod vhca mrcore"

@@ -45,7 +45,9 @@ old_tmo=
 
 klog_mark $T
 
-# mod_tree_down MOD: unload MOD and, first, every module that holds it.
+# mod_tree_down MOD: unload MOD and, first, every module that holds it
+# (each rmmod retried until the module's users let go: run it with a
+# deadline of a few times $PROGRESS_TMO).
 mod_tree_down() {
 	local h
 	[ -d "/sys/module/$1" ] || return 0
@@ -54,7 +56,7 @@ mod_tree_down() {
 		mod_tree_down "${h##*/}" || return 1
 	done
 	[ -e "/sys/module/$1/initstate" ] || return 0	# built in
-	wait_for 20 rmmod "$1" || { echo "rmmod $1 failed"; return 1; }
+	wait_for $PROGRESS_TMO rmmod "$1" || { echo "rmmod $1 failed"; return 1; }
 }
 
 # stack_up: the NVMe-oF modules, mrcore and vhca, vhca0 with $ADDR's GID,
@@ -62,7 +64,8 @@ mod_tree_down() {
 stack_up() {
 	nvmeof_modules || { echo "NVMe-oF modules"; return 1; }
 	load_mrcore || { echo "mrcore and vhca"; return 1; }
-	run_for 30 rdma_link_up vhca $DEV $NETDEV $ADDR || return 1
+	# (It waits up to $PROGRESS_TMO s for the GID.)
+	run_for $((PROGRESS_TMO + 30)) rdma_link_up vhca $DEV $NETDEV $ADDR || return 1
 	vhca_baseline $DEV
 	nvmet_up $ADDR
 }
@@ -71,8 +74,8 @@ stack_up() {
 stack_down() {
 	nvme_host_down >/dev/null
 	nvmet_down >/dev/null
-	run_for 30 rdma_link_down $DEV $NETDEV >/dev/null
-	run_for 30 unload_mrcore >/dev/null 2>&1
+	run_for 60 rdma_link_down $DEV $NETDEV >/dev/null
+	run_for 60 unload_mrcore >/dev/null 2>&1
 }
 
 # fast_reg_mrs: mrcore's count of live fast-reg MRs on $DEV.
@@ -116,7 +119,7 @@ io_part() {
 	t_check "$t: 16 MiB pattern written, read back, identical" \
 		run_for 60 pattern_rw "$dev" 16
 	t_check "$t: the pattern is on the target's RAM disk" \
-		run_for 30 sh -c "dd if=$NVMET_DEV of=/tmp/tgt bs=1M count=16 iflag=direct 2>/dev/null &&
+		run_for 60 sh -c "dd if=$NVMET_DEV of=/tmp/tgt bs=1M count=16 iflag=direct 2>/dev/null &&
 				  cmp /tmp/pat /tmp/tgt"
 	t_check "$t: fio randwrite 4k with crc32c verify" \
 		run_for 120 fio_verify "$dev" 8M
@@ -143,8 +146,8 @@ after_part() {
 	nvme_host_down >/dev/null
 	nvmet_down >/dev/null
 	t_check "$T: $1: mrcore's accounting of $DEV back to idle" vhca_idle $DEV
-	run_for 30 rdma_link_down $DEV $NETDEV >/dev/null
-	t_check "$T: $1: unload mrcore and vhca" run_for 30 unload_mrcore
+	run_for 60 rdma_link_down $DEV $NETDEV >/dev/null
+	t_check "$T: $1: unload mrcore and vhca" run_for 60 unload_mrcore
 	t_check "$T: $1: nothing leaked or warned in the kernel log" klog_clean $T
 	t_check "$T: $1: no hung task" klog_no_hang $T
 }
@@ -153,7 +156,7 @@ after_part() {
 # controller may be left); prints why it failed.
 nvme_rdma_reload() {
 	if [ -d /sys/module/nvme_rdma ]; then
-		wait_for 20 rmmod nvme_rdma || { echo "rmmod nvme_rdma failed"; return 1; }
+		wait_for $PROGRESS_TMO rmmod nvme_rdma || { echo "rmmod nvme_rdma failed"; return 1; }
 	fi
 	modprobe nvme-rdma "$1"
 }
@@ -187,7 +190,7 @@ klog_mark $T
 force=1
 if [ -e /sys/module/ib_core/initstate ]; then
 	t_gate "$T: force_mr: the RDMA stack unloaded" \
-		run_for 60 mod_tree_down ib_core &&
+		run_for 180 mod_tree_down ib_core &&
 	t_gate "$T: force_mr: ib_core loaded with force_mr=1" \
 		modprobe ib_core force_mr=1 &&
 	force=0
@@ -211,7 +214,7 @@ if [ $force = 0 ]; then
 	fi
 	# The stock stack again for the scripts after this one.
 	if [ -e /sys/module/ib_core/initstate ]; then
-		if out=$(run_for 60 mod_tree_down ib_core 2>&1) &&
+		if out=$(run_for 180 mod_tree_down ib_core 2>&1) &&
 		   out=$(modprobe ib_core 2>&1); then
 			t_ok "$T: ib_core loaded again without force_mr"
 		else

@@ -13,7 +13,8 @@
 #
 # Every step that can block in the kernel runs with a deadline (run_for),
 # and the host uses short nvme_core timeouts and ctrl_loss_tmo, so a broken
-# data path fails a connect within about 15 s instead of hanging the VM.
+# data path fails a connect (5 s an admin command) instead of hanging the
+# VM. The deadlines bound failures only: none is below a minute.
 # Nothing here depends on swiotlb; the same script runs with swiotlb=force.
 . ./lib.sh
 . ./nvmeof.sh
@@ -43,8 +44,8 @@ skip_rest() {
 	t_fail "$T: prerequisite" "$1"
 	nvme_host_down >/dev/null
 	nvmet_down >/dev/null
-	run_for 30 rdma_link_down $DEV $NETDEV >/dev/null
-	run_for 30 unload_mrcore >/dev/null
+	run_for 60 rdma_link_down $DEV $NETDEV >/dev/null
+	run_for 60 unload_mrcore >/dev/null
 	[ -n "$old_tmo" ] && nvme_timeouts $old_tmo >/dev/null
 	exit 4
 }
@@ -77,7 +78,7 @@ for q in 1 2 4; do
 	t_check "$T: nr_io_queues=$q: 16 MiB pattern written, read back, identical" \
 		run_for 60 pattern_rw "$dev" 16
 	t_check "$T: nr_io_queues=$q: the pattern is on the target's RAM disk" \
-		run_for 30 sh -c "dd if=$NVMET_DEV of=/tmp/tgt bs=1M count=16 iflag=direct 2>/dev/null &&
+		run_for 60 sh -c "dd if=$NVMET_DEV of=/tmp/tgt bs=1M count=16 iflag=direct 2>/dev/null &&
 				  cmp /tmp/pat /tmp/tgt"
 	t_check "$T: nr_io_queues=$q: fio randwrite 4k with crc32c verify" \
 		run_for 120 fio_verify "$dev" 8M
@@ -89,7 +90,7 @@ done
 reconnect_once() {
 	local dev
 	dev=$(nvme_host_up $ADDR 2) || { echo "connect: $dev"; return 1; }
-	run_for 30 same_range "$dev" "$NVMET_DEV" 1 "$1" >/dev/null ||
+	run_for 60 same_range "$dev" "$NVMET_DEV" 1 "$1" >/dev/null ||
 		{ echo "read at ${1} MiB differs from the RAM disk"; nvme_host_down; return 1; }
 	nvme_host_down > /dev/null || { echo "disconnect"; return 1; }
 }
@@ -132,7 +133,7 @@ case_srq() {
 			t_check "$t: 4 MiB pattern written, read back, identical" \
 				run_for 60 pattern_rw "$dev" 4
 			t_check "$t: the pattern is on the target's RAM disk" \
-				run_for 30 same_range "$dev" "$NVMET_DEV" 4 0
+				run_for 60 same_range "$dev" "$NVMET_DEV" 4 0
 			srqs=$(rdma_res srq $DEV)
 			echo "$srqs" | sed "s/^/# $t: rdma res show srq: /"
 			rdma_res cm_id $DEV | grep nvmet_rdma |
@@ -166,7 +167,7 @@ case_two_devs() {
 	local t="$T: two devices" dev opts=$NVME_OPTS n1 n0 h0
 	if ! t_gate "$t: rdma link add $DEV1 netdev $NETDEV1, GID of $ADDR1" \
 		rdma_link_up vhca $DEV1 $NETDEV1 $ADDR1; then
-		run_for 30 rdma_link_down $DEV1 $NETDEV1 >/dev/null
+		run_for 60 rdma_link_down $DEV1 $NETDEV1 >/dev/null
 		return
 	fi
 	vhca_baseline $DEV1
@@ -195,7 +196,7 @@ case_two_devs() {
 		t_check "$t: 4 MiB pattern written, read back, identical" \
 			run_for 60 pattern_rw "$dev" 4
 		t_check "$t: the pattern is on the target's RAM disk" \
-			run_for 30 same_range "$dev" "$NVMET_DEV" 4 0
+			run_for 60 same_range "$dev" "$NVMET_DEV" 4 0
 		t_check "$t: disconnect" nvme_host_down
 	else
 		t_fail "$t: connect to $ADDR from $ADDR1" "$(echo "$dev" | tail -1)"
@@ -208,7 +209,7 @@ case_two_devs() {
 	t_check "$t: routes removed" wire_down $NETDEV $ADDR $NETDEV1 $ADDR1
 	t_check "$t: $DEV1 idle: no MR, PD, key or translation left behind" \
 		vhca_idle $DEV1
-	t_check "$t: rdma link del $DEV1" run_for 30 rdma_link_down $DEV1 $NETDEV1
+	t_check "$t: rdma link del $DEV1" run_for 60 rdma_link_down $DEV1 $NETDEV1
 }
 
 case_srq
@@ -218,7 +219,7 @@ case_two_devs
 t_check "$T: $DEV idle: no MR, PD, key or translation left behind" \
 	vhca_idle $DEV
 nvmet_down
-t_check "$T: rdma link del $DEV" run_for 30 rdma_link_down $DEV $NETDEV
+t_check "$T: rdma link del $DEV" run_for 60 rdma_link_down $DEV $NETDEV
 nvme_timeouts $old_tmo > /dev/null
-t_check "$T: rmmod vhca mrcore" run_for 30 unload_mrcore
+t_check "$T: rmmod vhca mrcore" run_for 60 unload_mrcore
 t_check "$T: no leak or warning in the kernel log" klog_clean $T

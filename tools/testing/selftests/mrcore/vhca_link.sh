@@ -16,7 +16,7 @@ t_eval "vhca: rdma dev show lists vhca0" 'rdma dev show | grep -q "vhca0:"'
 t_eval "vhca: rdma link show: vhca0/1 on vd0, ACTIVE" \
 	'rdma link show vhca0/1 | grep "netdev vd0" | grep -q "state ACTIVE"'
 t_check "vhca: IPv4 GID of vd0 in the GID table" \
-	wait_for 10 sh -c "grep -q $GID_V4 /sys/class/infiniband/vhca0/ports/1/gids/*"
+	wait_for $PROGRESS_TMO sh -c "grep -q $GID_V4 /sys/class/infiniband/vhca0/ports/1/gids/*"
 t_eval "vhca: RoCE v2 GID type present" \
 	'grep -q "RoCE v2" /sys/class/infiniband/vhca0/ports/1/gid_attrs/types/*'
 t_eval "vhca: node type and port link layer" \
@@ -51,7 +51,7 @@ t_eval "vhca: vhca0 gone from rdma dev and debugfs" \
 
 t_eval "vhca: netdev removal removes its device" \
 	'rdma link add vhca2 type vhca netdev vd1 && ip link del vd1 &&
-	 wait_for 10 no_rdma_dev vhca2'
+	 wait_for $PROGRESS_TMO no_rdma_dev vhca2'
 
 t_check "vhca: re-add after del" rdma link add vhca0 type vhca netdev vd0
 dummy_up vd2 192.168.79.1/24
