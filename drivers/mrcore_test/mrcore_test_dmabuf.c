@@ -542,6 +542,9 @@ static long mrct_dmabuf_info(void __user *uarg)
 	dma_resv_lock(dmabuf->resv, NULL);
 	mutex_lock(&buf->lock);
 	req.flags = dma_buf_is_dynamic(dmabuf) ? MRCT_DMABUF_DYNAMIC : 0;
+	/* What the tests check mrcore's choice of mode against. */
+	if (IS_ENABLED(CONFIG_DMABUF_MOVE_NOTIFY))
+		req.flags |= MRCT_DMABUF_MOVE_NOTIFY;
 	req.size = dmabuf->size;
 	req.pins = buf->pins;
 	req.maps = buf->maps;

@@ -1620,6 +1620,11 @@ struct mrct_odp_stats {
 
 /* mrct_dmabuf_create.flags, mrct_dmabuf_info.flags */
 #define MRCT_DMABUF_DYNAMIC	0x1U	/* the exporter has pin/unpin */
+/*
+ * mrct_dmabuf_info.flags only: the kernel has CONFIG_DMABUF_MOVE_NOTIFY,
+ * so an importer that can fault may take a dynamic buffer unpinned.
+ */
+#define MRCT_DMABUF_MOVE_NOTIFY	0x2U
 
 /**
  * struct mrct_dmabuf_create - MRCT_DMABUF_CREATE: a buffer of zeroed pages
@@ -1680,7 +1685,8 @@ struct mrct_dmabuf_fd {
 /**
  * struct mrct_dmabuf_info - MRCT_DMABUF_INFO: what importers did to a buffer
  * @fd: (in) one of the module's dma-buf descriptors
- * @flags: (out) MRCT_DMABUF_DYNAMIC if the buffer is
+ * @flags: (out) MRCT_DMABUF_DYNAMIC if the buffer is;
+ *	   MRCT_DMABUF_MOVE_NOTIFY if the kernel has CONFIG_DMABUF_MOVE_NOTIFY
  * @size: (out) bytes
  * @pins: (out) pins held now (an importer's dma_buf_pin(), and the one
  *	  dma-buf's core takes per mapping of a dynamic buffer when the

@@ -13,9 +13,11 @@
  * kernel) the MR is movable - a move zaps its entries and the next device
  * access faults and maps the buffer again; without it (Debian's stock
  * kernel) the MR pins the buffer and a move fails -EBUSY. Each case reads
- * the MR's mode from MRCT_DMABUF_STATS and asserts the behaviour of that
- * mode; nothing is skipped for it. With /dev/udmabuf (the debug kernel)
- * a memfd-backed udmabuf is registered too; without it that case skips.
+ * the MR's mode from MRCT_DMABUF_STATS, checks it is the one the kernel
+ * calls for (MRCT_DMABUF_INFO reports CONFIG_DMABUF_MOVE_NOTIFY), and
+ * asserts the behaviour of that mode; nothing is skipped for it. With
+ * /dev/udmabuf (the debug kernel) a memfd-backed udmabuf is registered
+ * too; without it that case skips.
  *
  * Every case checks the bytes (through MRCT_DMABUF_RW, the CPU's view of
  * the exporter's current pages, or the memfd) and the counters: the MR's
@@ -36,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -214,16 +217,35 @@ static void db_stats(struct __test_metadata *_metadata, int fd,
 		TH_LOG("MRCT_DMABUF_STATS of MR %u", handle);
 }
 
-/* The MR's mode: pinned (true) or movable, as mrcore reports it. */
-static bool db_pinned(struct __test_metadata *_metadata, int fd,
+/*
+ * The mode of MR @handle over buffer @bfd: pinned (true) or movable, as
+ * mrcore reports it; it must be the kernel's. A dynamic buffer on vhca
+ * (which has MRC_CAP_ODP) is movable exactly when the kernel has
+ * CONFIG_DMABUF_MOVE_NOTIFY, as the exporter reports it; a static one is
+ * always pinned. The case then checks the behaviour of that mode.
+ */
+static bool db_pinned(struct __test_metadata *_metadata, int fd, int bfd,
 		      uint32_t handle)
 {
 	struct mrct_dmabuf_stats st;
+	struct mrct_dmabuf_info in;
+	bool pinned, want;
 
 	db_stats(_metadata, fd, handle, &st);
-	TH_LOG("MR %u: %s", handle, st.flags & MRCT_DMABUF_MR_PINNED ?
+	db_info(_metadata, fd, bfd, &in);
+	pinned = st.flags & MRCT_DMABUF_MR_PINNED;
+	want = !(in.flags & MRCT_DMABUF_DYNAMIC) ||
+	       !(in.flags & MRCT_DMABUF_MOVE_NOTIFY);
+	TH_LOG("MR %u: %s", handle, pinned ?
 	       "pinned fallback (no CONFIG_DMABUF_MOVE_NOTIFY)" : "movable");
-	return st.flags & MRCT_DMABUF_MR_PINNED;
+	if (pinned != want)
+		TH_LOG("MR %u is %s; the buffer is %s, the kernel %s %s",
+		       handle, pinned ? "pinned" : "movable",
+		       in.flags & MRCT_DMABUF_DYNAMIC ? "dynamic" : "static",
+		       in.flags & MRCT_DMABUF_MOVE_NOTIFY ? "has" : "lacks",
+		       "CONFIG_DMABUF_MOVE_NOTIFY");
+	EXPECT_EQ(want, pinned);
+	return pinned;
 }
 
 /* The MR's moves, faults, remaps and MRCT_DMABUF_MR_* flags are these. */
@@ -449,7 +471,7 @@ TEST_F(dmabuf, dynamic_exporter_mode)
 	ASSERT_LE(0, bfd);
 	ASSERT_EQ(0, db_reg(self->fd, bfd, 0, BUF_LEN, DB_IOVA, QP_ACCESS,
 			    &mr));
-	pinned = db_pinned(_metadata, self->fd, mr.handle);
+	pinned = db_pinned(_metadata, self->fd, bfd, mr.handle);
 	EXPECT_EQ(BUF_LEN / PAGE, mr.info.entries);
 	EXPECT_EQ(movable0 + !pinned, db_dbg("dmabuf", "regs_movable"));
 	EXPECT_EQ(pinned0 + pinned, db_dbg("dmabuf", "regs_pinned"));
@@ -497,7 +519,7 @@ TEST_F(dmabuf, move_then_access)
 	ASSERT_EQ(0, db_rw(self->fd, bfd, 0, before, BUF_LEN, true));
 	ASSERT_EQ(0, db_reg(self->fd, bfd, 0, BUF_LEN, DB_IOVA, QP_ACCESS,
 			    &mr));
-	pinned = db_pinned(_metadata, self->fd, mr.handle);
+	pinned = db_pinned(_metadata, self->fd, bfd, mr.handle);
 
 	if (pinned) {
 		EXPECT_EQ(-EBUSY, db_move(self->fd, bfd));
@@ -540,8 +562,8 @@ struct db_mover {
 	int fd;
 	int bfd;
 	bool stop;		/* __atomic: set by the test, read here */
-	unsigned int moved;
-	unsigned int busy;
+	unsigned int moved;	/* __atomic: counted here, read by the test */
+	unsigned int busy;	/* __atomic, as @moved */
 	int err;
 };
 
@@ -553,35 +575,61 @@ static void *db_mover_run(void *arg)
 	while (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED)) {
 		err = db_move(m->fd, m->bfd);
 		if (!err)
-			m->moved++;
+			__atomic_add_fetch(&m->moved, 1, __ATOMIC_RELEASE);
 		else if (err == -EBUSY)
-			m->busy++;
+			__atomic_add_fetch(&m->busy, 1, __ATOMIC_RELEASE);
 		else if (!m->err)
 			m->err = err;
+		/* Pacing only: room for the traffic between the moves. */
 		usleep(2000);
 	}
 	return NULL;
 }
 
+/* The mover's attempts so far, moved or refused. */
+static unsigned int db_mover_tries(struct db_mover *m)
+{
+	return __atomic_load_n(&m->moved, __ATOMIC_ACQUIRE) +
+	       __atomic_load_n(&m->busy, __ATOMIC_ACQUIRE);
+}
+
+static double db_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Attempts of the mover a round must start after; a minute for each. */
+#define DB_MIN_MOVES	4
+#define DB_MOVE_WAIT_S	60
+
 /*
  * Moves during a stream of device accesses: a thread moves the buffer
- * every two milliseconds while the device writes a new pattern into a
- * different part of the MR and reads the MR back, 200 times. Every
- * transfer succeeds and every byte is right. Movable: the MR saw every
- * move (its moves counter is the exporter's), and remapped at least once
- * and at most once per move. Pinned: every move is refused.
+ * (every two milliseconds or so) while the device writes a new pattern
+ * into a different part of the MR and reads the MR back, 200 times and
+ * on until a round has started after DB_MIN_MOVES of the mover's
+ * attempts, so what is asserted of the moves rests on moves made, not on
+ * how many fit into the rounds' time; a mover that makes no attempt for
+ * DB_MOVE_WAIT_S fails the case. Every transfer succeeds and every byte
+ * is right. Movable: the MR saw every move (its moves counter is the
+ * exporter's), and remapped at least once (that last round's accesses
+ * came after a move) and at most once per move. Pinned: every move is
+ * refused.
  */
-TEST_F_TIMEOUT(dmabuf, moves_during_traffic, 120)
+TEST_F_TIMEOUT(dmabuf, moves_during_traffic, 300)
 {
 	const unsigned int rounds = 200;
 	const uint32_t len = 4 * PAGE;
+	unsigned int i, tries = 0, last = 0;
 	struct db_mover m = {};
 	struct mrct_dmabuf_stats st;
 	struct mrct_dmabuf_info in;
 	struct mrct_reg_dmabuf mr;
+	double progress;
 	pthread_t thread;
 	uint8_t *want;
-	unsigned int i;
 	uint64_t off;
 	bool pinned;
 
@@ -594,10 +642,21 @@ TEST_F_TIMEOUT(dmabuf, moves_during_traffic, 120)
 	ASSERT_LE(0, m.bfd);
 	ASSERT_EQ(0, db_reg(self->fd, m.bfd, 0, BUF_LEN, DB_IOVA, QP_ACCESS,
 			    &mr));
-	pinned = db_pinned(_metadata, self->fd, mr.handle);
+	pinned = db_pinned(_metadata, self->fd, m.bfd, mr.handle);
 
 	ASSERT_EQ(0, pthread_create(&thread, NULL, db_mover_run, &m));
-	for (i = 0; i < rounds; i++) {
+	progress = db_now();
+	for (i = 0; i < rounds || tries < DB_MIN_MOVES; i++) {
+		tries = db_mover_tries(&m);
+		if (tries != last) {
+			last = tries;
+			progress = db_now();
+		} else if (db_now() - progress > DB_MOVE_WAIT_S) {
+			TH_LOG("the mover made no attempt in %d s (%u so far, %u rounds)",
+			       DB_MOVE_WAIT_S, tries, i);
+			EXPECT_LE(DB_MIN_MOVES, tries);
+			break;
+		}
 		off = (i * 13 % (BUF_LEN / len)) * len;
 		mt_fill(self->src, len, 100 + i);
 		memcpy(want + off, self->src, len);
@@ -616,8 +675,8 @@ TEST_F_TIMEOUT(dmabuf, moves_during_traffic, 120)
 
 	db_stats(_metadata, self->fd, mr.handle, &st);
 	db_info(_metadata, self->fd, m.bfd, &in);
-	TH_LOG("%u moves, %u refused; MR faults %llu remaps %llu", m.moved,
-	       m.busy, (unsigned long long)st.faults,
+	TH_LOG("%u rounds; %u moves, %u refused; MR faults %llu remaps %llu",
+	       i, m.moved, m.busy, (unsigned long long)st.faults,
 	       (unsigned long long)st.remaps);
 	if (pinned) {
 		EXPECT_EQ(0, m.moved);
@@ -664,7 +723,7 @@ TEST_F(dmabuf, as_local_sge)
 	ASSERT_LE(0, bfd);
 	ASSERT_EQ(0, db_reg(self->fd, bfd, 0, BUF_LEN, DB_IOVA, QP_ACCESS,
 			    &mr));
-	pinned = db_pinned(_metadata, self->fd, mr.handle);
+	pinned = db_pinned(_metadata, self->fd, bfd, mr.handle);
 
 	for (k = 0; k < 2; k++) {
 		if (k && !pinned)
@@ -772,13 +831,16 @@ TEST_F(dmabuf, sub_page_offset)
 	db_check_buf(_metadata, self, bfd, off - sizeof(before), before,
 		     sizeof(before), "the bytes before the range");
 
-	/* One byte past the MR, as a remote write: refused. */
+	/*
+	 * One byte past the MR, as a remote write: outside the key's range
+	 * (the walker's -ERANGE), though its page is mapped.
+	 */
 	x.iova = iova + len;
 	x.length = 1;
 	x.ptr = (uintptr_t)&one;
 	x.handle = mr.handle;
 	x.flags = MRCT_XFER_REMOTE;
-	EXPECT_NE(0, mt_ioctl(self->fd, MRCT_DEV_WRITE, &x));
+	EXPECT_EQ(-ERANGE, mt_ioctl(self->fd, MRCT_DEV_WRITE, &x));
 	/* The last byte of the MR is reachable. */
 	x.iova = iova + len - 1;
 	EXPECT_EQ(0, mt_ioctl(self->fd, MRCT_DEV_WRITE, &x));
@@ -937,7 +999,7 @@ TEST_F(dmabuf, close_file_with_live_mr)
 	ASSERT_LE(0, bfd);
 	ASSERT_EQ(0, db_reg(fd2, bfd, 0, BUF_LEN, DB_IOVA, QP_ACCESS, &mr));
 	ASSERT_EQ(0, db_reg(fd2, bfd, PAGE, PAGE, DB_IOVA, LW, &mr2));
-	pinned = db_pinned(_metadata, fd2, mr.handle);
+	pinned = db_pinned(_metadata, fd2, bfd, mr.handle);
 	EXPECT_EQ(mkeys0 + 2, db_dbg("stats", "mkeys"));
 	/* Each MR attaches and maps once; pinned, each holds two pins. */
 	db_expect_info(_metadata, fd2, bfd, "two MRs", pinned ? 4 : 0, 2, 0, 0,
