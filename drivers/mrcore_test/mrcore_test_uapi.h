@@ -1427,7 +1427,15 @@ struct mrct_cnt_read {
 
 /* mrct_keys_reg.flags */
 #define MRCT_KEYS_ASYNC		0x1U	/* mrc_reg_mr_async(); MRCT_KEYS_WAIT */
-#define MRCT_KEYS_FLAGS		MRCT_KEYS_ASYNC
+#define MRCT_KEYS_HOLD		0x2U	/* with ASYNC: hold the completion */
+#define MRCT_KEYS_FLAGS		(MRCT_KEYS_ASYNC | MRCT_KEYS_HOLD)
+
+/*
+ * The longest a held completion waits for MRCT_KEYS_RELEASE before it
+ * releases itself, so that a program that died holding one cannot keep
+ * close() waiting for ever.
+ */
+#define MRCT_KEYS_HOLD_MAX_MS	90000
 
 /**
  * struct mrct_keys_reg - MRCT_KEYS_REG: register user memory with a key
@@ -1440,11 +1448,17 @@ struct mrct_cnt_read {
  *	 mrcore choose; (out) without MRCT_KEYS_ASYNC, the MR's key
  * @flags: (in) MRCT_KEYS_*
  * @handle: (out) the MR's (or the pending request's) handle, never 0
- * @reserved: zero
+ * @token: (in) zero; (out) with MRCT_KEYS_HOLD, the hold's token (never
+ *	   0) for MRCT_KEYS_HOLD_STATE and MRCT_KEYS_RELEASE, else 0
  *
  * With MRCT_KEYS_ASYNC the call returns once mrcore accepted the request
  * (its synchronous checks passed, the memory was charged to the caller);
- * MRCT_KEYS_WAIT then returns its completion. Return: 0; -EINVAL bad
+ * MRCT_KEYS_WAIT then returns its completion. With MRCT_KEYS_HOLD too,
+ * the request's completion, called by mrcore's worker once the MR is
+ * registered (or the registration failed), waits there until
+ * MRCT_KEYS_RELEASE (from any file) or MRCT_KEYS_HOLD_MAX_MS: until then
+ * the request is pending for certain (MRCT_KEYS_DEREG is -EBUSY, closing
+ * the file waits for it). Return: 0; -EINVAL bad
  * input; -EMFILE MRCT_KEYS_MAX MRs and requests already; -ENODEV no
  * device bound; -EOPNOTSUPP not a vhca; or mrcore's errno (-EINVAL a bad
  * key, -ENOKEY its index in use, ...).
@@ -1458,7 +1472,7 @@ struct mrct_keys_reg {
 	__u32 key;
 	__u32 flags;
 	__u32 handle;
-	__u32 reserved;
+	__u32 token;
 };
 
 /**
@@ -1493,9 +1507,32 @@ struct mrct_keys_handle {
 	__u32 reserved;
 };
 
+/* mrct_keys_hold.state */
+#define MRCT_KEYS_HOLD_WAITING	0x1U	/* the completion waits for release */
+#define MRCT_KEYS_HOLD_CLOSING	0x2U	/* its file's unbind waits for it */
+
+/**
+ * struct mrct_keys_hold - MRCT_KEYS_HOLD_STATE, MRCT_KEYS_RELEASE: a held
+ *	request, by its token, from any file (bound to a device or not)
+ * @token: (in) from MRCT_KEYS_REG with MRCT_KEYS_HOLD
+ * @state: (out) MRCT_KEYS_HOLD_* bits: for MRCT_KEYS_RELEASE, the state
+ *	   it was released in
+ *
+ * MRCT_KEYS_RELEASE lets the held completion go on: it records the result
+ * and completes the request. Return: 0; -ENOENT no request is held under
+ * @token (released already, or it released itself after
+ * MRCT_KEYS_HOLD_MAX_MS).
+ */
+struct mrct_keys_hold {
+	__u32 token;
+	__u32 state;
+};
+
 #define MRCT_KEYS_REG		_IOWR(MRCT_IOC_MAGIC, 0x80, struct mrct_keys_reg)
 #define MRCT_KEYS_WAIT		_IOWR(MRCT_IOC_MAGIC, 0x81, struct mrct_keys_wait)
 #define MRCT_KEYS_DEREG		_IOW(MRCT_IOC_MAGIC, 0x82, struct mrct_keys_handle)
+#define MRCT_KEYS_HOLD_STATE	_IOWR(MRCT_IOC_MAGIC, 0x83, struct mrct_keys_hold)
+#define MRCT_KEYS_RELEASE	_IOWR(MRCT_IOC_MAGIC, 0x84, struct mrct_keys_hold)
 
 /* End of requested keys ------------------------------------------------- */
 

@@ -14,19 +14,23 @@
  * for an asynchronous request too), a key is granted again after its MR
  * is gone, a request over unmapped memory is accepted and then completes
  * with -EFAULT, the RLIMIT_MEMLOCK charge is taken in the ioctl (before
- * the worker pins) and given back, and closing the file with a request
- * pending leaves nothing behind (keys_chardev.sh compares the device's
- * key count). vhca only. The device is vhca0 unless MRCT_DEVICE names
+ * the worker pins) and given back, and a request held pending
+ * (MRCT_KEYS_HOLD) refuses dereg while closing its file waits for it and
+ * then leaves nothing behind (keys_chardev.sh compares the device's key
+ * count too). vhca only. The device is vhca0 unless MRCT_DEVICE names
  * another vhca device.
  */
 #include "kselftest_harness.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -56,6 +60,9 @@
 #define KEY(n, v)	(KEY_INDEX(n) << 8 | (v))
 #define VARIANT		0xa5
 
+/* How long the close of a held request's file may take to get waiting. */
+#define CLOSE_WAIT_S	60
+
 static uint8_t keys_pat(uint32_t seed, size_t i)
 {
 	return (seed * 29 + i + (i >> 9)) & 0x7f;
@@ -67,12 +74,14 @@ static uint8_t keys_pat(uint32_t seed, size_t i)
  * @len: bytes
  * @handle: MRCT_REG or MRCT_KEYS_REG handle; 0 when none
  * @key: lkey == rkey
+ * @token: MRCT_KEYS_HOLD's token of the request; 0 when not held
  */
 struct keys_buf {
 	uint8_t *p;
 	size_t len;
 	uint32_t handle;
 	uint32_t key;
+	uint32_t token;
 };
 
 FIXTURE(keys)
@@ -114,15 +123,35 @@ static int keys_reg(int fd, struct keys_buf *b, uint32_t key, uint32_t flags)
 		return err;
 	b->handle = r.handle;
 	b->key = flags & MRCT_KEYS_ASYNC ? 0 : r.key;
+	b->token = r.token;
 	return 0;
+}
+
+/* MRCT_KEYS_WAIT for up to @timeout_ms (0: whether it completed yet). */
+static int keys_wait_ms(int fd, uint32_t handle, uint32_t timeout_ms,
+			struct mrct_keys_wait *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->handle = handle;
+	w->timeout_ms = timeout_ms;
+	return mt_ioctl(fd, MRCT_KEYS_WAIT, w);
 }
 
 static int keys_wait(int fd, uint32_t handle, struct mrct_keys_wait *w)
 {
-	memset(w, 0, sizeof(*w));
-	w->handle = handle;
-	w->timeout_ms = MRCT_QP_WAIT_MS;
-	return mt_ioctl(fd, MRCT_KEYS_WAIT, w);
+	return keys_wait_ms(fd, handle, MRCT_QP_WAIT_MS, w);
+}
+
+/* MRCT_KEYS_HOLD_STATE or MRCT_KEYS_RELEASE of @token: 0 or -errno. */
+static int keys_hold(int fd, unsigned long req, uint32_t token,
+		     uint32_t *state)
+{
+	struct mrct_keys_hold h = { .token = token };
+	int err;
+
+	err = mt_ioctl(fd, req, &h);
+	*state = err ? 0 : h.state;
+	return err;
 }
 
 static int keys_dereg(int fd, struct keys_buf *b)
@@ -183,16 +212,17 @@ FIXTURE_TEARDOWN(keys)
  * is what FIXTURE_DATA(keys) names, spelled out so checkpatch reads it as
  * a type.)
  */
-#define KEYS_TEST(name)							\
+#define KEYS_TEST_TIMEOUT(name, timeout)				\
 	static void kt_##name(struct __test_metadata *_metadata,	\
 			      struct _test_data_keys *self);		\
-	TEST_F(keys, name)						\
+	TEST_F_TIMEOUT(keys, name, timeout)				\
 	{								\
 		if (self->fd >= 0)					\
 			kt_##name(_metadata, self);			\
 	}								\
 	static void kt_##name(struct __test_metadata *_metadata,	\
 			      struct _test_data_keys *self)
+#define KEYS_TEST(name)	KEYS_TEST_TIMEOUT(name, TEST_TIMEOUT_DEFAULT)
 
 /* One RDMA @opcode of @len bytes between src[0] and @rkey at @raddr. */
 static uint32_t keys_rdma(struct __test_metadata *_metadata,
@@ -376,21 +406,136 @@ KEYS_TEST(async_charge_in_caller)
 	EXPECT_EQ(pinned0, keys_pinned(self->fd));
 }
 
-/* A pending request refuses dereg; closing the file waits for it. */
-KEYS_TEST(close_with_request_pending)
+/**
+ * struct keys_closer - a thread that closes the held request's file
+ * @fd: the file
+ * @releasing: __atomic; set by the test just before MRCT_KEYS_RELEASE
+ * @closed: __atomic; set here once close() returned
+ * @ret: close()'s result, 0 or -errno
+ * @after_release: @releasing as read when close() returned
+ */
+struct keys_closer {
+	int fd;
+	bool releasing;
+	bool closed;
+	int ret;
+	bool after_release;
+};
+
+static void *keys_close_run(void *arg)
 {
-	struct keys_buf big;
+	struct keys_closer *c = arg;
+
+	c->ret = close(c->fd) ? -errno : 0;
+	c->after_release = __atomic_load_n(&c->releasing, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&c->closed, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static double keys_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Poll the held request @token until its state has every bit of @want:
+ * 0, or -ETIMEDOUT when CLOSE_WAIT_S pass without it (its state in
+ * *@state), or MRCT_KEYS_HOLD_STATE's error.
+ */
+static int keys_hold_until(int fd, uint32_t token, uint32_t want,
+			   uint32_t *state)
+{
+	double deadline = keys_now() + CLOSE_WAIT_S;
 	int err;
 
-	ASSERT_EQ(0, keys_map(64UL << 20, &big));
-	ASSERT_EQ(0, keys_reg(self->fd, &big, KEY(6, VARIANT),
-			      MRCT_KEYS_ASYNC));
-	err = keys_dereg(self->fd, &big);
-	/* -EBUSY while pending; 0 if the worker was already done. */
-	EXPECT_TRUE(err == -EBUSY || err == 0);
-	EXPECT_EQ(0, close(self->fd));
-	self->fd = -1;
-	EXPECT_EQ(0, munmap(big.p, big.len));
+	for (;;) {
+		err = keys_hold(fd, MRCT_KEYS_HOLD_STATE, token, state);
+		if (err || (*state & want) == want)
+			return err;
+		if (keys_now() > deadline)
+			return -ETIMEDOUT;
+		usleep(10000);
+	}
+}
+
+/*
+ * A pending request refuses dereg; closing its file waits for it. The
+ * request is held (MRCT_KEYS_HOLD: its completion waits in mrcore's
+ * worker until released), so it is pending for certain: MRCT_KEYS_DEREG
+ * is -EBUSY and MRCT_KEYS_WAIT finds it not completed. A thread closes
+ * the request's own file; once the module reports the completion waiting
+ * and the close waiting for it, the close must not have returned; the
+ * test marks "releasing" and releases the request, and the close must
+ * return, 0, having seen that mark. After it the MR the completion
+ * delivered during the close is gone with the file: its key can be taken
+ * again, and the memlock charge and the kernel's pin count are back.
+ */
+KEYS_TEST_TIMEOUT(close_with_request_pending,
+		  (MRCT_KEYS_HOLD_MAX_MS / 1000 + 2 * CLOSE_WAIT_S))
+{
+	const uint32_t both = MRCT_KEYS_HOLD_WAITING | MRCT_KEYS_HOLD_CLOSING;
+	uint64_t pinned0 = keys_pinned(self->fd);
+	long long pins0 = mt_foll_pins();
+	struct keys_closer c = {};
+	struct mrct_keys_wait w;
+	struct keys_buf held;
+	pthread_t thread;
+	uint32_t state;
+	int err;
+
+	ASSERT_LE(0, pins0) TH_LOG("no pin counters in /proc/vmstat (root?)");
+	c.fd = mt_open(mt_devname());
+	ASSERT_LE(0, c.fd);
+	ASSERT_EQ(0, keys_map(BUF_LEN, &held));
+	ASSERT_EQ(0, keys_reg(c.fd, &held, KEY(6, VARIANT),
+			      MRCT_KEYS_ASYNC | MRCT_KEYS_HOLD));
+	ASSERT_NE(0, held.token);
+
+	/* Pending for certain: refused, and not completed. */
+	EXPECT_EQ(-EBUSY, keys_dereg(c.fd, &held));
+	EXPECT_EQ(-ETIMEDOUT, keys_wait_ms(c.fd, held.handle, 0, &w));
+	EXPECT_EQ(pinned0 + BUF_LEN / PAGE, keys_pinned(self->fd));
+
+	ASSERT_EQ(0, pthread_create(&thread, NULL, keys_close_run, &c));
+	err = keys_hold_until(self->fd, held.token, both, &state);
+	if (err)
+		TH_LOG("held request: state 0x%x after %d s, want 0x%x: %s",
+		       state, CLOSE_WAIT_S, both, strerror(-err));
+	EXPECT_EQ(0, err);
+	/* The close waits for the request: it cannot have returned. */
+	EXPECT_FALSE(__atomic_load_n(&c.closed, __ATOMIC_ACQUIRE));
+
+	__atomic_store_n(&c.releasing, true, __ATOMIC_RELEASE);
+	EXPECT_EQ(0, keys_hold(self->fd, MRCT_KEYS_RELEASE, held.token,
+			       &state));
+	EXPECT_EQ(both, state);
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	EXPECT_EQ(0, c.ret);
+	EXPECT_TRUE(c.after_release)
+		TH_LOG("close() returned before the request was released");
+	EXPECT_EQ(-ENOENT, keys_hold(self->fd, MRCT_KEYS_HOLD_STATE,
+				     held.token, &state));
+
+	/* What the completion delivered during the close went with it. */
+	EXPECT_EQ(pinned0, keys_pinned(self->fd));
+	EXPECT_EQ(pins0, mt_foll_pins());
+	EXPECT_EQ(0, keys_reg(self->fd, &self->tgt, KEY(6, VARIANT), 0));
+	EXPECT_EQ(0, munmap(held.p, held.len));
+}
+
+/* A hold needs a completion that runs later: with ASYNC only. */
+KEYS_TEST(hold_needs_async)
+{
+	uint32_t state;
+
+	EXPECT_EQ(-EINVAL, keys_reg(self->fd, &self->tgt, KEY(7, VARIANT),
+				    MRCT_KEYS_HOLD));
+	EXPECT_EQ(-ENOENT, keys_hold(self->fd, MRCT_KEYS_RELEASE, 0, &state));
+	/* Refused: the key was not taken. */
+	EXPECT_EQ(0, keys_reg(self->fd, &self->tgt, KEY(7, VARIANT), 0));
 }
 
 TEST_HARNESS_MAIN
