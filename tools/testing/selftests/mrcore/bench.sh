@@ -96,7 +96,8 @@ mr_bench_part() {
 	[ $rc -le 1 ] || t_fail "bench: mr_bench ran to its end" "exit status $rc"
 
 	# The same: its last line is "ok"/"not ok". A wedged data path ends
-	# its wait in the module after 10 s; the deadline is for the rest.
+	# its wait in the module after MRCT_QP_WAIT_MS (60 s without progress);
+	# the deadline is for the rest.
 	if [ -x ./dp_bench ]; then
 		# shellcheck disable=SC2086
 		run_for 300 ./dp_bench $DP_BENCH_ARGS $MR_VHCA $MR_RXE

@@ -9,9 +9,10 @@ ADDR=10.77.0.1
 
 t_eval "rxe: NVMe-oF and rxe modules load" \
 	'nvmeof_modules && modprobe rdma_rxe'
-dummy_up rxed0 $ADDR/24
-t_check "rxe: rdma link add rxe0 netdev rxed0" \
-	rdma link add rxe0 type rxe netdev rxed0
+# The connect resolves $ADDR through rxe0's GID table, which ib_core fills
+# from a work item: wait for the GID rather than race it.
+t_check "rxe: rdma link add rxe0 netdev rxed0, GID of $ADDR" \
+	rdma_link_up rxe rxe0 rxed0 $ADDR
 t_check "rxe: nvmet-rdma port on $ADDR" nvmet_up $ADDR
 if dev=$(nvme_host_up $ADDR 2); then
 	t_ok "rxe: nvme-rdma host connects ($dev)"
@@ -26,5 +27,4 @@ else
 fi
 t_check "rxe: host disconnects" nvme_host_down
 nvmet_down
-t_check "rxe: rdma link del rxe0" rdma link del rxe0
-ip link del rxed0
+t_check "rxe: rdma link del rxe0" rdma_link_down rxe0 rxed0
