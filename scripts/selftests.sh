@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Build the userspace selftests on the host: mr_tests, dp_tests, frwr_tests,
-# fmr_tests, mw_tests, counter_tests, keys_tests, odp_tests and
-# dmabuf_tests, against
+# fmr_tests, mw_tests, counter_tests, keys_tests, odp_tests,
+# dmabuf_tests and pin_tests, against
 # the kselftest harness of the cached linux-source-6.1 tree and the private
 # UAPI of mrcore_test.ko, and the benchmarks mr_bench (registration) and
 # dp_bench (data-path copy rate), all statically linked so the VM needs no
@@ -12,7 +12,7 @@
 #	(writes OUTDIR/mr_tests, OUTDIR/dp_tests, OUTDIR/frwr_tests,
 #	 OUTDIR/fmr_tests, OUTDIR/mw_tests, OUTDIR/counter_tests,
 #	 OUTDIR/keys_tests, OUTDIR/odp_tests, OUTDIR/dmabuf_tests,
-#	 OUTDIR/mkey_exhaust,
+#	 OUTDIR/pin_tests, OUTDIR/mkey_exhaust,
 #	 OUTDIR/mr_bench,
 #	 OUTDIR/dp_bench, OUTDIR/odp_bench)
 set -euo pipefail
@@ -36,6 +36,8 @@ gcc "${cflags[@]}" -o "$out/mr_tests" \
 	"$top/tools/testing/selftests/mrcore/mr_tests.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/dp_tests" \
 	"$top/tools/testing/selftests/mrcore/dp_tests.c" "${ldflags[@]}"
+gcc "${cflags[@]}" -o "$out/rereg_tests" \
+	"$top/tools/testing/selftests/mrcore/rereg_tests.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/frwr_tests" \
 	"$top/tools/testing/selftests/mrcore/frwr_tests.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/fmr_tests" \
@@ -50,6 +52,8 @@ gcc "${cflags[@]}" -o "$out/odp_tests" \
 	"$top/tools/testing/selftests/mrcore/odp_tests.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/dmabuf_tests" \
 	"$top/tools/testing/selftests/mrcore/dmabuf_tests.c" "${ldflags[@]}"
+gcc "${cflags[@]}" -o "$out/pin_tests" \
+	"$top/tools/testing/selftests/mrcore/pin_tests.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/mkey_exhaust" \
 	"$top/tools/testing/selftests/mrcore/mkey_exhaust.c" "${ldflags[@]}"
 gcc "${cflags[@]}" -o "$out/mr_bench" \

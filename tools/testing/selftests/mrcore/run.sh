@@ -16,9 +16,10 @@ dma_debug_rearm() {
 case "$1" in
 test)	# The rxe baselines run before the vhca storage scripts, so that a
 	# wedged vhca data path cannot take them down with it.
-	for t in vhca_kunit.sh vhca_link.sh mr_chardev.sh nvmeof_rxe.sh iser_rxe.sh \
+	for t in vhca_kunit.sh vhca_link.sh mr_chardev.sh pin_chardev.sh \
+		 nvmeof_rxe.sh iser_rxe.sh \
 		 nvmeof_vhca.sh iser_vhca.sh nvmeof_frwr_vhca.sh \
-		 nvmeof_exhaust_vhca.sh dp_chardev.sh \
+		 nvmeof_exhaust_vhca.sh dp_chardev.sh rereg_chardev.sh \
 		 frwr_chardev.sh \
 		 fmr_chardev.sh mw_chardev.sh counter_chardev.sh keys_chardev.sh \
 		 odp_chardev.sh dmabuf_chardev.sh \
