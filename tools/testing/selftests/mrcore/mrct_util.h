@@ -285,13 +285,16 @@ static inline void mt_hugetlb_restore(long old)
 	mt_write_file("/proc/sys/vm/nr_hugepages", s);
 }
 
-/* AnonHugePages of the mapping that starts at @addr, in kB, or -1. */
-static inline long mt_anon_huge_kb(void *addr)
+/*
+ * The "@field: N kB" line (AnonHugePages, KernelPageSize, ...) of the
+ * mapping that starts at @addr in /proc/self/smaps: N, or -1.
+ */
+static inline long mt_smaps_kb(void *addr, const char *field)
 {
 	unsigned long start, end;
 	bool in_vma = false;
-	char line[256];
-	long kb = -1;
+	char line[256], key[64];
+	long kb = -1, v;
 	FILE *f;
 
 	f = fopen("/proc/self/smaps", "r");
@@ -303,12 +306,93 @@ static inline long mt_anon_huge_kb(void *addr)
 				break;
 			in_vma = start == (uintptr_t)addr;
 		} else if (in_vma &&
-			   sscanf(line, "AnonHugePages: %ld kB", &kb) == 1) {
+			   sscanf(line, "%63[^:]: %ld kB", key, &v) == 2 &&
+			   !strcmp(key, field)) {
+			kb = v;
 			break;
 		}
 	}
 	fclose(f);
 	return kb;
+}
+
+/* AnonHugePages of the mapping that starts at @addr, in kB, or -1. */
+static inline long mt_anon_huge_kb(void *addr)
+{
+	return mt_smaps_kb(addr, "AnonHugePages");
+}
+
+/*
+ * @n 2 MiB hugetlb pages, mapped private and anonymous at *@p, after
+ * mt_hugetlb_reserve() (*@old as there): NULL, or why not, with nothing
+ * left mapped or reserved. The size is the kernel's word: the default huge
+ * page size in /proc/meminfo, and the mapping's KernelPageSize in smaps.
+ */
+static inline const char *mt_hugetlb_map(long n, long *old, uint8_t **p)
+{
+	const size_t len = n * (2UL << 20);
+	const char *why;
+
+	why = mt_hugetlb_reserve(n, old);
+	if (why)
+		return why;
+	*p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (*p == MAP_FAILED)
+		why = "no free 2 MiB huge pages (nr_hugepages)";
+	else if (mt_smaps_kb(*p, "KernelPageSize") != 2048)
+		why = "the mapping's KernelPageSize is not 2048 kB";
+	else
+		return NULL;
+	if (*p != MAP_FAILED)
+		munmap(*p, len);
+	mt_hugetlb_restore(*old);
+	return why;
+}
+
+/*
+ * The size of a PMD-mapped transparent huge page, in bytes, as the kernel
+ * says (transparent_hugepage/hpage_pmd_size); 0 when THP is not built or
+ * is set to "never".
+ */
+static inline size_t mt_thp_size(void)
+{
+	const char *dir = "/sys/kernel/mm/transparent_hugepage";
+	char path[96], buf[128];
+
+	snprintf(path, sizeof(path), "%s/enabled", dir);
+	if (mt_read_file(path, buf, sizeof(buf)) || strstr(buf, "[never]"))
+		return 0;
+	snprintf(path, sizeof(path), "%s/hpage_pmd_size", dir);
+	if (mt_read_file(path, buf, sizeof(buf)))
+		return 0;
+	return strtoul(buf, NULL, 10);
+}
+
+/*
+ * The page frame numbers of the @n 4 KiB pages from @addr (page aligned),
+ * from /proc/self/pagemap, into @pfns; a page not present reads 0, and so
+ * does every page without CAP_SYS_ADMIN (the kernel hides PFNs). 0 or
+ * -errno.
+ */
+static inline int mt_pfns(const void *addr, size_t n, uint64_t *pfns)
+{
+	off_t at = (uintptr_t)addr / 4096 * sizeof(uint64_t);
+	size_t want = n * sizeof(uint64_t), i;
+	ssize_t got;
+	int fd;
+
+	fd = open("/proc/self/pagemap", O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	got = pread(fd, pfns, want, at);
+	close(fd);
+	if (got != (ssize_t)want)
+		return got < 0 ? -errno : -EIO;
+	for (i = 0; i < n; i++)
+		/* Bit 63: present; bits 0-54: the PFN. */
+		pfns[i] = pfns[i] >> 63 ? pfns[i] & ((1ULL << 55) - 1) : 0;
+	return 0;
 }
 
 /* The value of @name in /proc/vmstat, or -1 when the kernel has none. */
@@ -336,12 +420,19 @@ static inline long long mt_vmstat(const char *name)
  * nr_foll_pin_released in /proc/vmstat): take it before and after a case;
  * equal values say every page the case pinned was unpinned. The counters
  * are the kernel's own, so they prove what mrcore's counters cannot.
+ * /proc/vmstat shows the global counters without what each CPU has not
+ * folded into them yet (up to its stat threshold, per counter), so
+ * vm.stat_refresh folds those first: -1 without it (not root) or without
+ * the counters. The zero page is never counted, pinned or released.
  */
 static inline long long mt_foll_pins(void)
 {
-	long long a = mt_vmstat("nr_foll_pin_acquired");
-	long long r = mt_vmstat("nr_foll_pin_released");
+	long long a, r;
 
+	if (mt_write_file("/proc/sys/vm/stat_refresh", "1"))
+		return -1;
+	a = mt_vmstat("nr_foll_pin_acquired");
+	r = mt_vmstat("nr_foll_pin_released");
 	return a < 0 || r < 0 ? -1 : a - r;
 }
 
