@@ -79,8 +79,12 @@
 #define MRCT_CQ_DEPTH		(4 * MRCT_QP_DEPTH)
 /* Receive wr_ids have this bit, send wr_ids do not. */
 #define MRCT_RECV_WRID		BIT_ULL(63)
-/* After an error completion: how long to wait for the QP to reach ERR. */
-#define MRCT_QP_ERR_WAIT_MS	1000
+/*
+ * After an error completion: how long to wait for the QP to reach ERR. It
+ * bounds a failure only: vhca is in ERR before the completion can be
+ * polled, rxe moves the QP right after posting it (rxe_completer()).
+ */
+#define MRCT_QP_ERR_WAIT_MS	60000
 
 /* Where a pair's QPs send to: their own port's RoCE v2 IPv4 GID. */
 struct mrct_path {
@@ -960,7 +964,9 @@ u32 mrct_qp_state(struct ib_qp *qp)
 
 /*
  * After an error completion the QP is in ERR (IBTA 10.3.1); a driver may
- * post the completion just before it moves the QP, so give it a moment.
+ * post the completion just before it moves the QP, so wait for it. The
+ * state seen last is the answer when the wait ends without ERR (its
+ * deadline, or a fatal signal).
  */
 u32 mrct_qp_state_after_error(struct ib_qp *qp)
 {
@@ -971,7 +977,8 @@ u32 mrct_qp_state_after_error(struct ib_qp *qp)
 	for (;;) {
 		state = mrct_qp_state(qp);
 		if (state == IB_QPS_ERR || state == MRCT_QPS_UNKNOWN ||
-		    time_after(jiffies, deadline))
+		    time_after(jiffies, deadline) ||
+		    fatal_signal_pending(current))
 			return state;
 		usleep_range(100, 200);
 	}
