@@ -63,6 +63,7 @@
 #include <rdma/vhca.h>
 
 #include "mrcore_test.h"
+#include "mrcore_test_stamp.h"
 
 /* Bytes handed to the walker per call; it does not yield within one. */
 #define MRCT_XFER_CHUNK		SZ_1M
@@ -1553,6 +1554,10 @@ static long mrct_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return mrct_bench_memcpy(uarg);
 	case MRCT_BENCH_WRITE:
 		return mrct_bench_write(ctx, uarg);
+	case MRCT_STAMP_WRITES:
+		return mrct_stamp_writes(ctx, uarg);
+	case MRCT_QP_WAIT_RECV:
+		return mrct_qp_wait_recv(ctx, uarg);
 	default:
 		break;
 	}

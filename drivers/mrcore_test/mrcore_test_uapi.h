@@ -1823,4 +1823,162 @@ struct mrct_dmabuf_stats {
 
 /* End of dma-buf MRs ---------------------------------------------------- */
 
+/* Stamped writes under rereg and dereg ----------------------------------- */
+
+/*
+ * mrcore_test_stamp.c: RDMA WRITEs kept in flight into an MR M while the
+ * module reregisters M (IB_MR_REREG_TRANS) back and forth between two user
+ * buffers, or deregisters it, so that a test can tell where every write
+ * landed. Needs a vhca device: its rereg keeps M's keys.
+ *
+ * Write i of a call (sequence s = @first + i) copies slot s of a source
+ * MR to slot s of M: @slot_size bytes from @src_iova + s * @slot_size
+ * (@src_lkey) to @iova + s * @slot_size (M's rkey). Slots are distinct
+ * per sequence, so once the caller has stamped each source slot with its
+ * own sequence, every byte a write leaves names the write.
+ *
+ * A change of M (a rereg, or the dereg) moves it to the next generation;
+ * in generation g M is registered at @addr[g % 2] (same @iova, same
+ * @length), so the caller registers M at @addr[@gen % 2] first. A
+ * kernel thread keeps up to @depth WRITEs posted on QP @qp of the pair
+ * all along; the calling thread waits until @clean writes posted after
+ * the last change have completed, then changes M, while the queue stays
+ * full, and so on until @count writes were posted. Each write's record
+ * says which changes may have overlapped it: @gen_post is the number of
+ * changes finished before it was posted, @gen_done the number begun
+ * before its completion was polled; it may have landed only in the
+ * buffers of generations @gen_post to @gen_done.
+ *
+ * After each change the module copies, from the buffer M left (all of
+ * it after the dereg, else the slots of the writes that were not yet
+ * complete when the change began), what the device may no longer touch,
+ * and compares it once those writes are done: @stale_bytes.
+ */
+#define MRCT_STAMP_MAX_WRITES	65536
+#define MRCT_STAMP_MAX_SLOT	4096
+#define MRCT_STAMP_MAX_LEN	(64U << 20)
+/* How long the calls wait without any completion. */
+#define MRCT_STAMP_WAIT_MS	60000
+
+/**
+ * struct mrct_stamp_rec - what became of one write of MRCT_STAMP_WRITES
+ * @gen_post: changes of M finished before the write was posted
+ * @gen_done: changes of M begun before its completion was polled
+ * @status: its completion's status; MRCT_WC_NONE when not posted
+ * @reserved: zero
+ */
+struct mrct_stamp_rec {
+	__u32 gen_post;
+	__u32 gen_done;
+	__u32 status;
+	__u32 reserved;
+};
+
+/* mrct_stamp_writes.flags */
+#define MRCT_STAMP_DEREG	0x1U	/* one change, a dereg of M; no rereg */
+#define MRCT_STAMP_FLAGS	MRCT_STAMP_DEREG
+
+/**
+ * struct mrct_stamp_writes - MRCT_STAMP_WRITES: writes into M while it
+ *	changes
+ * @src_iova: (in) slot 0 of the source, in @src_lkey's address space
+ * @iova: (in) M's iova, slot 0 of the target; kept by every rereg
+ * @addr: (in) the user buffers M alternates between, page offsets equal
+ *	  to @iova's
+ * @length: (in) M's length, at most MRCT_STAMP_MAX_LEN, and room for
+ *	    slot @first + @count - 1
+ * @recs: (in) user array of @count struct mrct_stamp_rec, (out) filled
+ * @stale_bytes: (out) bytes of a buffer M had left that changed later
+ * @stale_offset: (out) offset in its buffer of the first of them
+ * @pair: (in) pair; its PD is M's and the source's
+ * @qp: (in) 0: post on A (to B), 1: post on B (to A)
+ * @mr: (in) M's handle; gone after MRCT_STAMP_DEREG
+ * @src_lkey: (in) the source's key, passed as given
+ * @slot_size: (in) bytes per write: a multiple of 8, at most
+ *	       MRCT_STAMP_MAX_SLOT
+ * @first: (in) sequence of the first write
+ * @count: (in) writes to post, 1 to MRCT_STAMP_MAX_WRITES
+ * @depth: (in) writes in flight at most, 1 to MRCT_QP_DEPTH
+ * @clean: (in) writes posted after a change that complete before the
+ *	   next change begins, at least 1
+ * @flags: (in) MRCT_STAMP_*
+ * @gen: (in) M's generation, (out) after the changes
+ * @changes: (out) changes made
+ * @busy_changes: (out) of them, those begun with writes posted and not
+ *		  yet complete
+ * @posted: (out) writes posted; posting stops at the first failed
+ *	    completion (the QP is then in ERR: destroy the pair)
+ * @completed: (out) writes whose completion was polled: all posted
+ * @status: (out) MRCT_WC_SUCCESS, or the first failed completion's status
+ * @post_err: (out) ib_post_send()'s error, if it failed
+ * @stale_gen: (out) the generation M had moved to when the first stale
+ *	       byte's buffer was copied
+ *
+ * Return: 0 once every posted write has completed (see @status,
+ * @post_err and @recs); -ETIMEDOUT no completion for MRCT_STAMP_WAIT_MS
+ * (the pair then refuses further work with -EIO); the errno of a rereg or
+ * dereg that failed; -EINTR a fatal signal; -EFAULT a buffer unreadable;
+ * -EOPNOTSUPP not a vhca device; -ENOENT no such pair or MR; -EINVAL bad
+ * input; -ENOMEM.
+ */
+struct mrct_stamp_writes {
+	__u64 src_iova;
+	__u64 iova;
+	__u64 addr[2];
+	__u64 length;
+	__u64 recs;
+	__u64 stale_bytes;
+	__u64 stale_offset;
+	__u32 pair;
+	__u32 qp;
+	__u32 mr;
+	__u32 src_lkey;
+	__u32 slot_size;
+	__u32 first;
+	__u32 count;
+	__u32 depth;
+	__u32 clean;
+	__u32 flags;
+	__u32 gen;
+	__u32 changes;
+	__u32 busy_changes;
+	__u32 posted;
+	__u32 completed;
+	__u32 status;
+	__s32 post_err;
+	__u32 stale_gen;
+};
+
+/**
+ * struct mrct_qp_wait_recv - MRCT_QP_WAIT_RECV: the next receive completion
+ * @handle: (in) pair
+ * @qp: (in) the QP whose receive: 0 A, 1 B
+ * @status: (out) the receive completion's status
+ * @opcode: (out) its opcode
+ * @byte_len: (out) its byte_len
+ * @qp_state: (out) states of that QP and of its peer after it, as
+ *	      MRCT_QP_POST reports them
+ * @reserved: zero
+ *
+ * For a receive whose SEND failed, which MRCT_QP_POST does not wait for.
+ * Send completions on that QP's CQ are dropped. Return: 0; -ETIMEDOUT no
+ * receive completion within MRCT_QP_WAIT_MS (the pair is left as it is);
+ * -EINTR a fatal signal; -ENODEV the device is being removed; -ENOENT no
+ * such pair; -EINVAL bad input; -EIO the pair timed out before.
+ */
+struct mrct_qp_wait_recv {
+	__u32 handle;
+	__u32 qp;
+	__u32 status;
+	__u32 opcode;
+	__u32 byte_len;
+	__u32 qp_state[2];
+	__u32 reserved;
+};
+
+#define MRCT_STAMP_WRITES	_IOWR(MRCT_IOC_MAGIC, 0xC0, struct mrct_stamp_writes)
+#define MRCT_QP_WAIT_RECV	_IOWR(MRCT_IOC_MAGIC, 0xC1, struct mrct_qp_wait_recv)
+
+/* End of stamped writes ------------------------------------------------- */
+
 #endif /* _MRCORE_TEST_UAPI_H */
