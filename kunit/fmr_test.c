@@ -30,7 +30,7 @@
 #define FMR_MAPS	4
 #define FMR_NUM		4	/* plain FMRs a case may hold */
 #define FMR_HELD	8	/* pool mappings a case may hold */
-#define FMR_WAIT_MS	5000	/* for the flush worker */
+#define FMR_WAIT_MS	60000	/* for the flush worker: a failure's bound only */
 #define LW		MRC_ACCESS_LOCAL_WRITE
 #define RR		MRC_ACCESS_REMOTE_READ
 #define RW		MRC_ACCESS_REMOTE_WRITE

@@ -20,10 +20,10 @@
 #include <kunit/test.h>
 #include <linux/atomic.h>
 #include <linux/completion.h>
-#include <linux/delay.h>
 #include <linux/scatterlist.h>
 #include <linux/sizes.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 #include <rdma/mrcore_fmr.h>
 
 #include "fake_hw.h"
@@ -84,6 +84,18 @@ static const struct mrc_fmr_attr keys_fmr_attr = {
 	.page_shift = PAGE_SHIFT,
 };
 
+/*
+ * How long a case waits for a completion, and a held completion for its
+ * release: a failure's bound only, as each wait ends when its event comes.
+ */
+#define KEYS_WAIT_MS	60000
+/*
+ * How long after the flush call a held completion is let go: time for a
+ * flush that does not wait to return early and be caught. A flush that
+ * waits passes whatever this is.
+ */
+#define KEYS_RELEASE_MS	200
+
 static const struct mrc_phys_buf keys_buf = {
 	.addr = KEYS_ADDR,
 	.size = KEYS_LEN,
@@ -95,18 +107,24 @@ static const struct mrc_phys_buf keys_buf = {
  * @err: the last one's error
  * @mr: the last one's MR
  * @key: the last MR's key
- * @sleep_ms: each completion sleeps this long first
+ * @hold: each completion waits for @release before it records anything
+ * @held_out: a held completion was not let go within KEYS_WAIT_MS
  * @dereg: each completion frees its MR itself
  * @done: completed by every completion
+ * @release: lets held completions go
+ * @releaser: completes @release, from keys_release_later()
  */
 struct keys_done {
 	atomic_t calls;
 	int err;
 	struct mrc_mr *mr;
 	u32 key;
-	unsigned int sleep_ms;
+	bool hold;
+	bool held_out;
 	bool dereg;
 	struct completion done;
+	struct completion release;
+	struct delayed_work releaser;
 };
 
 struct keys_test_ctx {
@@ -450,6 +468,20 @@ static void mrc_reg_mr_bad_attr(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, assert_baseline(test));
 }
 
+static void keys_release_fn(struct work_struct *work)
+{
+	struct keys_done *d = container_of(to_delayed_work(work),
+					   struct keys_done, releaser);
+
+	complete_all(&d->release);
+}
+
+/* Let the held completions go KEYS_RELEASE_MS from now. */
+static void keys_release_later(struct keys_done *d)
+{
+	schedule_delayed_work(&d->releaser, msecs_to_jiffies(KEYS_RELEASE_MS));
+}
+
 static int keys_test_init(struct kunit *test)
 {
 	struct keys_test_ctx *ctx;
@@ -460,6 +492,8 @@ static int keys_test_init(struct kunit *test)
 		return -ENOMEM;
 	test->priv = ctx;
 	init_completion(&ctx->d.done);
+	init_completion(&ctx->d.release);
+	INIT_DELAYED_WORK(&ctx->d.releaser, keys_release_fn);
 
 	fake_hw_default_caps(&caps);
 	caps.flags |= MRC_CAP_KLM;
@@ -489,6 +523,9 @@ static void keys_test_exit(struct kunit *test)
 	/* Also runs when init or a case failed part-way. */
 	if (!ctx || !ctx->hw)
 		return;
+	/* A case that failed before it let its completions go. */
+	cancel_delayed_work_sync(&ctx->d.releaser);
+	complete_all(&ctx->d.release);
 	fake_hw_fail_nth(ctx->hw, FAKE_HW_WRITE_MKEY, 0);
 	atomic_set(&ctx->mdev->inject, 0);
 	if (ctx->pd.pdn)
@@ -542,8 +579,10 @@ static void keys_done_cb(void *arg, struct mrc_mr *mr, int err)
 {
 	struct keys_done *d = arg;
 
-	if (d->sleep_ms)
-		msleep(d->sleep_ms);
+	if (d->hold &&
+	    !wait_for_completion_timeout(&d->release,
+					 msecs_to_jiffies(KEYS_WAIT_MS)))
+		d->held_out = true;
 	d->err = err;
 	d->mr = mr;
 	d->key = mr ? mr->key : 0;
@@ -556,14 +595,15 @@ static void keys_done_cb(void *arg, struct mrc_mr *mr, int err)
 	complete(&d->done);
 }
 
-/* Wait for one completion, at most 10 s. */
+/* Wait for one completion. */
 static bool keys_wait(struct kunit *test)
 {
 	struct keys_test_ctx *ctx = test->priv;
 
-	if (wait_for_completion_timeout(&ctx->d.done, 10 * HZ))
+	if (wait_for_completion_timeout(&ctx->d.done,
+					msecs_to_jiffies(KEYS_WAIT_MS)))
 		return true;
-	KUNIT_FAIL(test, "no completion within 10 s");
+	KUNIT_FAIL(test, "no completion within %d ms", KEYS_WAIT_MS);
 	return false;
 }
 
@@ -712,8 +752,8 @@ static void mrc_reg_async_flush_waits(struct kunit *test)
 	struct mrc_phys_buf bufs[2] = { keys_buf, keys_buf };
 	struct mrc_reg_attr attr;
 
-	/* Before: a slow completion that frees its MR itself. */
-	ctx->d.sleep_ms = 200;
+	/* Before: a held completion that frees its MR itself. */
+	ctx->d.hold = true;
 	ctx->d.dereg = true;
 	keys_attr(test, PATH_PHYS, KEYS_KEY, &attr);
 	bufs[1].addr += KEYS_LEN;
@@ -726,7 +766,9 @@ static void mrc_reg_async_flush_waits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->d.calls), 0);
 
 	/* After the flush: the completion ran, its MR was the right one. */
+	keys_release_later(&ctx->d);
 	mrc_reg_async_flush(&ctx->pd);
+	KUNIT_EXPECT_FALSE(test, ctx->d.held_out);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->d.calls), 1);
 	KUNIT_EXPECT_EQ(test, ctx->d.err, 0);
 	KUNIT_EXPECT_EQ(test, ctx->d.key, KEYS_KEY);
@@ -738,12 +780,15 @@ static void mrc_reg_async_flush_dev_waits(struct kunit *test)
 {
 	struct keys_test_ctx *ctx = test->priv;
 
-	ctx->d.sleep_ms = 200;
+	/* Before: a held completion, so the request is certainly pending. */
+	ctx->d.hold = true;
 	ctx->d.dereg = true;
 	KUNIT_ASSERT_EQ(test, keys_reg_async(test, PATH_DMA, KEYS_KEY), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->mdev->reg_pending), 1);
 
+	keys_release_later(&ctx->d);
 	mrc_reg_async_flush_dev(ctx->mdev);
+	KUNIT_EXPECT_FALSE(test, ctx->d.held_out);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->d.calls), 1);
 	KUNIT_EXPECT_EQ(test, ctx->d.key, KEYS_KEY);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->mdev->reg_pending), 0);
@@ -755,16 +800,18 @@ static void mrc_pd_fini_waits_for_async(struct kunit *test)
 	struct mrc_reg_attr attr;
 	struct mrc_pd pd2;
 
-	/* Before: a request of a second PD with a slow completion. */
+	/* Before: a request of a second PD with a held completion. */
 	KUNIT_ASSERT_EQ(test, mrc_pd_init(ctx->mdev, &pd2), 0);
-	ctx->d.sleep_ms = 200;
+	ctx->d.hold = true;
 	ctx->d.dereg = true;
 	keys_attr(test, PATH_FRMR, KEYS_KEY, &attr);
 	KUNIT_ASSERT_EQ(test, mrc_reg_mr_async(&pd2, &attr, keys_done_cb,
 					       &ctx->d), 0);
 
 	/* Releasing the PD waits for the completion, which ran fully. */
+	keys_release_later(&ctx->d);
 	mrc_pd_fini(&pd2);
+	KUNIT_EXPECT_FALSE(test, ctx->d.held_out);
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->d.calls), 1);
 	KUNIT_EXPECT_EQ(test, ctx->d.err, 0);
 	KUNIT_EXPECT_EQ(test, ctx->d.key, KEYS_KEY);
@@ -777,7 +824,6 @@ static void mrc_reg_mr_async_key_race(struct kunit *test)
 	struct keys_test_ctx *ctx = test->priv;
 
 	/* Before: a request whose key is taken before its worker runs. */
-	ctx->d.sleep_ms = 0;
 	KUNIT_ASSERT_EQ(test, keys_reg_async(test, PATH_FMR, KEYS_KEY), 0);
 	/* Either this or the worker gets the key, never both. */
 	keys_reg(test, PATH_DMA, KEYS_KEY, 1);
