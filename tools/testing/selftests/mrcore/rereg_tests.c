@@ -176,13 +176,15 @@ static void rr_check_write(const struct rr_bufs *b, uint32_t s,
 		v->overlapped++;
 	if (rec->status == MRCT_WC_WR_FLUSH_ERR) {
 		v->flushed++;
+	} else if (dead != NO_DEREG && rec->gen_post >= dead) {
+		/* Posted after the dereg: it must fail. */
+		if (rec->status == MRCT_WC_SUCCESS)
+			rr_bad(v, &v->after_dereg, s);
 	} else if (rec->status != MRCT_WC_SUCCESS) {
 		if (overlapped)
 			v->overlap_errors++;
 		else
 			rr_bad(v, &v->bad_errors, s);
-	} else if (dead != NO_DEREG && rec->gen_post >= dead) {
-		rr_bad(v, &v->after_dereg, s);
 	} else if (!overlapped) {
 		/* All of it in its generation's buffer, none in the other. */
 		if (in[rec->gen_post % 2] != words)
@@ -753,7 +755,10 @@ TEST(checker_catches_foreign_bytes)
 	EXPECT_EQ(1, c.v.partial);
 }
 
-/* An error no change overlapped; a success posted after the dereg. */
+/*
+ * An error no change overlapped; a success posted after the dereg (and
+ * an error there, which is right).
+ */
 TEST(checker_catches_errors_outside_a_change)
 {
 	static struct ck c;
@@ -767,6 +772,14 @@ TEST(checker_catches_errors_outside_a_change)
 	ck_init(&c);
 	rr_check(&c.bufs, c.recs, 1, &c.v);
 	EXPECT_EQ(1, c.v.after_dereg);
+	EXPECT_EQ(5, c.v.first_bad);
+
+	/* After the dereg an error is what must happen: no finding. */
+	ck_init(&c);
+	c.recs[5].status = MRCT_WC_REM_ACCESS_ERR;
+	memcpy(c.buf[1], c.fill[1], sizeof(c.buf[1]));
+	rr_check(&c.bufs, c.recs, 1, &c.v);
+	rr_expect_clean(_metadata, &c.v);
 }
 
 TEST_HARNESS_MAIN
