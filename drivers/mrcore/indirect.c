@@ -7,14 +7,25 @@
  * end from the indirect key's iova. The device resolves an access through
  * it by walking into the named keys' contexts: each must still be VALID
  * with the entry's exact key, of the indirect key's PD, and hold the
- * entry's range (and a write needs the W bit of its MTT entries). The
- * device checks the access's right against the key the requester named
- * only, never against the keys an indirect key names: it is here, at
- * registration, that every named region must grant each right the
- * indirect key asks for. So an indirect key grants no more than the
- * regions it names granted when it was registered; a later rereg that
- * narrows a named region's rights under the same key is not seen by the
- * walk (a named key moved to another variant stops it).
+ * entry's range (and a write needs the W bit of its MTT entries). Its
+ * context carries MRC_MKEY_F_NESTED_RIGHTS, so the device also checks
+ * the access's right against each named key, at every access: an
+ * indirect key grants no more than the regions it names grant at the
+ * time of the access. A rereg that narrows a named region's rights (same
+ * key) stops the accesses through the indirect key that need them once
+ * it returns, and a named key freed and registered again at the same
+ * value (a requested key) is reached only within the new region's
+ * rights. The check at registration below (every named region grants
+ * each right asked for) remains, so that a key that could never be used
+ * is refused with an errno instead of failing every access.
+ *
+ * Why the device and not invalidation: mrcore keeps no record of which
+ * indirect keys name a region, and invalidating them on every rereg
+ * would need one, with its locking, and would leave a window between the
+ * region's new context and the invalidation; the device reads the named
+ * context in the same walk that moves the bytes. Windows and implicit ODP
+ * children are not reached through this flag: a window grants its own
+ * rights over an MR that needs none of them, and a child has none.
  *
  * Everything is validated before anything is allocated: each named key is
  * looked up under RCU and must be a live, VALID memory region of the same
@@ -252,6 +263,8 @@ static int mrc_indirect_install(struct mrc_mr *mr,
 		.length = mr->length,
 		.xlt_offset = mr->xlt.offset,
 		.xlt_entries = mr->nentries,
+		/* The named keys' rights are checked at every access. */
+		.flags = MRC_MKEY_F_NESTED_RIGHTS,
 	};
 	ret = mrc_write_mkey(mdev, mr->key, &ctx);
 	if (ret)
@@ -293,6 +306,9 @@ out_free_key:
  * in KLM mode last. The key is lkey and rkey; free it with
  * mrc_dereg_mr(). The named regions are not held: deregistering one
  * later makes the device's accesses through the entries naming it fail.
+ * The device checks each access's right against the named keys too
+ * (MRC_MKEY_F_NESTED_RIGHTS), so narrowing a named region's rights later
+ * narrows what the indirect key reaches.
  *
  * Context: process context; may sleep.
  * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, MW_BIND, no

@@ -78,8 +78,9 @@ static bool vhca_counter_field_valid(struct vhca_dev *vdev, u32 counter)
 /*
  * What the device refuses in a context: a slot it does not have, a key
  * whose index names another slot, an unknown state or access mode, a
- * counter it does not have, and translation entries misaligned or
- * outside the translation area.
+ * counter it does not have, a flag it does not know or one outside the
+ * modes it applies to, and translation entries misaligned or outside the
+ * translation area.
  */
 static int vhca_mkey_ctx_check(struct vhca_dev *vdev, u32 index,
 			       const struct mrc_mkey_ctx *ctx)
@@ -96,6 +97,10 @@ static int vhca_mkey_ctx_check(struct vhca_dev *vdev, u32 index,
 	    ((ctx->flags & MRC_MKEY_F_ODP) &&
 	     ctx->access_mode != MRC_ACCESS_MODE_MTT &&
 	     ctx->access_mode != MRC_ACCESS_MODE_KSM))
+		return -EINVAL;
+	/* Only an indirect key's KLM entries have their rights checked. */
+	if ((ctx->flags & MRC_MKEY_F_NESTED_RIGHTS) &&
+	    ctx->access_mode != MRC_ACCESS_MODE_KLM)
 		return -EINVAL;
 	if (ctx->access_mode == MRC_ACCESS_MODE_PA)
 		return 0;

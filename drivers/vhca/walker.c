@@ -48,12 +48,25 @@
  * MTT entries). In place of rules 2 and 3 a nested key must be of the PD
  * of the context that named it, or be the local DMA key, whose PA
  * context makes the entry's address a DMA address (-EPERM); a local
- * access still never passes through a REMOTE_ONLY context. Rights are
- * checked for the key the requester named only: a window grants its
- * own, and the MR beneath needs none of them (mrcore checked MW_BIND when
- * it bound the window); the rights of the keys an indirect key names
- * were checked by mrcore when it registered the indirect key, not by
- * this walk.
+ * access still never passes through a REMOTE_ONLY context. Rule 3 (the
+ * right, and the local DMA key serving local access only) applies to a
+ * nested key only when the context that named it carries
+ * MRC_MKEY_F_NESTED_RIGHTS, which mrcore sets on indirect keys: an
+ * indirect key grants no right that a key it names does not grant at
+ * the time of the access. Checking at every access, rather than having
+ * mrcore invalidate indirect keys when a named MR changes, needs no
+ * record of which indirect keys name which MR, leaves no window between
+ * the named context's change and the invalidation (write_mkey drains
+ * the walkers of the old context, so once a rereg that narrows rights
+ * returns, no access uses the old ones), also covers a key freed and
+ * registered again at the same value with fewer rights, and lets an
+ * indirect key work again when the rights come back. Other nested keys
+ * need none of the access's rights: a window grants its own and the MR
+ * beneath needs none of them (mrcore checked MW_BIND when it bound the
+ * window); an implicit ODP child has no rights of its own (its KSM
+ * parent's are the MR's); the local DMA key under an SG_GAPS or KLM-mode
+ * MR serves local access only, while remote access through that MR is
+ * the MR's to grant.
  * Counters: a walk made for an operation that counts (a remote write or
  * atomic, vhca_access_counted()) records the counter field of every
  * context it resolves bytes through, at every level, in the operation's
@@ -470,6 +483,18 @@ static int vhca_walk_ksm(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
 	return 0;
 }
 
+/*
+ * The rights rule: @ctx grants the access's @right (vhca_dir_right()),
+ * and the local DMA key (MRC_PDN_ANY) serves local access only.
+ */
+static int vhca_check_right(const struct vhca_walk *w,
+			    const struct mrc_mkey_ctx *ctx, u32 right)
+{
+	if (ctx->pdn == MRC_PDN_ANY && vhca_dir_remote(w->dir))
+		return -EPERM;
+	return (ctx->access & right) == right ? 0 : -EPERM;
+}
+
 /* The PD and rights rules: the requester's access against its key. */
 static int vhca_check_rights(const struct vhca_walk *w,
 			     const struct mrc_mkey_ctx *ctx)
@@ -480,15 +505,10 @@ static int vhca_check_rights(const struct vhca_walk *w,
 	err = vhca_dir_right(w->dir, &right);
 	if (err)
 		return err;
-
-	/* The local DMA key serves every PD, and local access only. */
-	if (ctx->pdn == MRC_PDN_ANY) {
-		if (vhca_dir_remote(w->dir))
-			return -EPERM;
-	} else if (ctx->pdn != w->pdn) {
+	/* The local DMA key serves every PD. */
+	if (ctx->pdn != MRC_PDN_ANY && ctx->pdn != w->pdn)
 		return -EPERM;
-	}
-	return (ctx->access & right) == right ? 0 : -EPERM;
+	return vhca_check_right(w, ctx, right);
 }
 
 /*
@@ -506,17 +526,26 @@ static int vhca_check_remote_only(const struct vhca_walk *w,
 
 /*
  * A key a KLM entry of @parent names: the local DMA key, or a key of
- * @parent's PD (never MRC_PDN_ANY: only the local DMA key has it).
+ * @parent's PD (never MRC_PDN_ANY: only the local DMA key has it). If
+ * @parent is an indirect key, the named key must also grant the access's
+ * right now, whatever it granted when the indirect key was registered.
  */
 static int vhca_check_nested(const struct vhca_walk *w, u32 key,
 			     const struct mrc_mkey_ctx *ctx,
 			     const struct mrc_mkey_ctx *parent)
 {
-	if (key == w->vdev->rsvd_lkey)
-		return 0;
-	if (ctx->pdn == MRC_PDN_ANY || ctx->pdn != parent->pdn)
+	u32 right;
+	int err;
+
+	if (key != w->vdev->rsvd_lkey &&
+	    (ctx->pdn == MRC_PDN_ANY || ctx->pdn != parent->pdn))
 		return -EPERM;
-	return 0;
+	if (!(parent->flags & MRC_MKEY_F_NESTED_RIGHTS))
+		return 0;
+	err = vhca_dir_right(w->dir, &right);
+	if (err)
+		return err;
+	return vhca_check_right(w, ctx, right);
 }
 
 /* A type 2 window serves remote accesses on its own QP only. */
@@ -561,7 +590,8 @@ static int vhca_record_counter(const struct vhca_walk *w,
 /*
  * One key's part of the walk. PD and rights are checked for the key the
  * requester named (no @parent); a key reached through a KLM entry of
- * @parent is checked against @parent's PD instead.
+ * @parent is checked against @parent's PD instead, and for the access's
+ * right when @parent carries MRC_MKEY_F_NESTED_RIGHTS.
  */
 static int vhca_walk_ctx(struct vhca_walk *w, u32 key,
 			 const struct mrc_mkey_ctx *ctx,
@@ -732,7 +762,8 @@ int vhca_access(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key, u64 iova,
  * Return: 0; -ENODEV if @ibdev is not a vhca; -ENOKEY for a key whose
  * context is not VALID or whose variant differs (a nested key's
  * included); -EPERM for a PD mismatch (a nested key of another PD
- * included), a missing right, a local access through a memory window
+ * included), a missing right (of a key an indirect key names
+ * included), a local access through a memory window
  * (MRC_ACCESS_REMOTE_ONLY), or a remote access through a type 2 window;
  * -ERANGE when [@iova, @iova + @len) is outside the key (or a piece
  * outside a nested key) or wraps; -EFAULT for a translation entry

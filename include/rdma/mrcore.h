@@ -65,7 +65,8 @@ static inline u32 mrc_make_key(u32 index, u8 variant)
 #define MRC_KLM_ENTRY_SIZE	16
 
 enum mrc_cap_flags {
-	MRC_CAP_KLM		= 1 << 0,	/* KLM access mode */
+	/* KLM access mode, and MRC_MKEY_F_NESTED_RIGHTS in KLM contexts */
+	MRC_CAP_KLM		= 1 << 0,
 	MRC_CAP_ODP		= 1 << 1,	/* non-present MTT entries fault */
 	/*
 	 * The translation area starts zeroed, and mrcore zeroes what it
@@ -115,7 +116,9 @@ enum mrc_mkey_state {
 
 /* mrc_mkey_ctx.flags */
 #define MRC_MKEY_F_ODP		BIT(0)	/* entries may be non-present: fault */
-#define MRC_MKEY_F_ALL		MRC_MKEY_F_ODP
+/* The keys the entries name must each grant the access's right. */
+#define MRC_MKEY_F_NESTED_RIGHTS	BIT(1)
+#define MRC_MKEY_F_ALL		(MRC_MKEY_F_ODP | MRC_MKEY_F_NESTED_RIGHTS)
 
 enum mrc_access_mode {
 	MRC_ACCESS_MODE_PA = 0,	/* iova is a DMA address; no table */
@@ -171,7 +174,13 @@ enum mrc_access_mode {
  *	the backend to report to mrc_odp_fault(), not a protection error.
  *	A fault met below a KSM or KLM entry is reported against the
  *	outermost context of the walk that carries the flag (an implicit
- *	ODP MR's, not its child's)
+ *	ODP MR's, not its child's). MRC_MKEY_F_NESTED_RIGHTS (KLM mode,
+ *	devices with MRC_CAP_KLM; mrcore sets it on indirect keys only):
+ *	at every access, each key an entry names must itself grant the
+ *	right the access needs, as if the requester had named it, so a
+ *	named key's narrowed rights take effect at once. Without it a
+ *	named key is checked for PD, not rights (a window's MR, an
+ *	implicit ODP child, the local DMA key under an SG_GAPS MR)
  *
  * The backend encodes this into its own device-memory layout.
  */

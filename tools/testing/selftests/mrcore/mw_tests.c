@@ -8,7 +8,9 @@
  * MW_BIND, beyond the MR or with rights the MR cannot back refused), a
  * type 2 window serving its own QP only, zero-based windows, indirect
  * keys over several MRs, nested to MRC_INDIRECT_MAX_DEPTH and no deeper,
- * and an SG_GAPS REG_MR that lands in its pieces and nowhere else.
+ * refused once the MR they name has lost a right (rereg ACCESS) or its
+ * key has been taken by an MR without it (issue 16, item 4), and an
+ * SG_GAPS REG_MR that lands in its pieces and nowhere else.
  *
  * The MRs are user memory registered with MRCT_REG, so the program sees
  * every byte the device moved: each buffer has a shadow copy of what it
@@ -105,13 +107,10 @@ FIXTURE(mw)
 	struct mw_buf tgt;	/* PD 0, MR_ACCESS | MW_BIND */
 };
 
-/* Map @len bytes, fill them with a background, register them. */
-static int mw_reg(int fd, uint32_t pd, size_t len, uint64_t iova,
-		  uint32_t access, struct mw_buf *b)
+/* Map @len bytes for @iova and fill them with background @seed. */
+static int mw_map(size_t len, uint64_t iova, uint32_t seed, struct mw_buf *b)
 {
-	struct mrct_reg reg = {};
 	size_t i;
-	int err;
 
 	memset(b, 0, sizeof(*b));
 	b->p = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -124,8 +123,21 @@ static int mw_reg(int fd, uint32_t pd, size_t len, uint64_t iova,
 	b->len = len;
 	b->iova = iova;
 	for (i = 0; i < len; i++)
-		b->shadow[i] = mw_bg((uint32_t)(iova >> 28), i);
+		b->shadow[i] = mw_bg(seed, i);
 	memcpy(b->p, b->shadow, len);
+	return 0;
+}
+
+/* Map @len bytes, fill them with a background, register them. */
+static int mw_reg(int fd, uint32_t pd, size_t len, uint64_t iova,
+		  uint32_t access, struct mw_buf *b)
+{
+	struct mrct_reg reg = {};
+	int err;
+
+	err = mw_map(len, iova, (uint32_t)(iova >> 28), b);
+	if (err)
+		return err;
 	reg.addr = (uintptr_t)b->p;
 	reg.length = len;
 	reg.iova = iova;
@@ -1542,6 +1554,147 @@ MW_TEST(indirect_refused)
 	ASSERT_EQ(0, mw_alloc(self, 0, MRCT_MW_TYPE_2, &a2));
 	mw_bind2_refused(_metadata, self, a2.handle, a2.rkey, r.key, IND_IOVA,
 			 PAGE, RR, "Bind MW over an indirect key");
+}
+
+/*
+ * Rights are checked at every access, not only when an indirect key is
+ * registered: the device checks the access's right against every key an
+ * indirect key names (MRC_MKEY_F_NESTED_RIGHTS, windows.rst). So an
+ * indirect key never grants a right that the MR it names has lost since.
+ */
+
+/* The rights of MR @b narrowed (or restored) in place: same key. */
+static void mw_rereg_access(struct __test_metadata *_metadata,
+			    struct _test_data_mw *self, const struct mw_buf *b,
+			    uint32_t access)
+{
+	struct mrct_rereg rr = {
+		.handle = b->handle,
+		.flags = MRCT_REREG_ACCESS,
+		.access = access,
+	};
+
+	ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_REREG, &rr));
+	/* The named key must be the same, or a refusal proves nothing. */
+	ASSERT_EQ(b->key, rr.info.lkey);
+}
+
+/*
+ * (a) X with LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ; indirect key I over
+ * X with REMOTE_WRITE, REMOTE_READ (and LOCAL_WRITE, which REMOTE_WRITE
+ * requires). Before: WRITE and READ through I work.
+ * X re-registered with LOCAL_WRITE only (same key): WRITE and READ through
+ * I complete with REM_ACCESS_ERR, X's bytes and the READ's sink untouched.
+ * X's rights restored: I works again (the check is made per access; I was
+ * not torn down).
+ */
+MW_TEST(indirect_named_mr_rights_narrowed)
+{
+	struct mrct_ind_range rg;
+	struct mw_buf x, *bufs[1] = { &x };
+	struct mrct_ind_reg r;
+
+	ASSERT_EQ(0, mw_reg(self->fd, 0, 2 * PAGE, MR_IOVA(0), MR_ACCESS, &x));
+	rg = (struct mrct_ind_range){ x.iova + 0x100, 0x1000, x.key };
+	ASSERT_EQ(0, mw_ind(self, 0, IND_IOVA, MR_ACCESS, &rg, 1, &r));
+	mw_ind_write_ok(_metadata, self, self->pair, r.key, IND_IOVA, &rg,
+			bufs, 1, 0x10, 0x800, "WRITE through I before the rereg");
+	mw_read_ok(_metadata, self, self->pair, QP_B, r.key, IND_IOVA, 0x1000,
+		   &x, 0x100, "READ through I before the rereg");
+
+	/*
+	 * READ first: X holds other bytes than the sink's fill, so a READ
+	 * that went through shows in the sink (after a WRITE that went
+	 * through, X would hold the very bytes of that fill).
+	 */
+	mw_rereg_access(_metadata, self, &x, LW);
+	mw_rdma_refused(_metadata, self, mw_new_pair(_metadata, self, 0), QP_B,
+			MRCT_WR_RDMA_READ, r.key, IND_IOVA, 0x800, &x,
+			"READ through I after X lost REMOTE_READ");
+	mw_rdma_refused(_metadata, self, mw_new_pair(_metadata, self, 0), QP_B,
+			MRCT_WR_RDMA_WRITE, r.key, IND_IOVA, 0x800, &x,
+			"WRITE through I after X lost REMOTE_WRITE");
+
+	mw_rereg_access(_metadata, self, &x, MR_ACCESS);
+	mw_ind_write_ok(_metadata, self, mw_new_pair(_metadata, self, 0),
+			r.key, IND_IOVA, &rg, bufs, 1, 0x400, 0x400,
+			"WRITE through I once X's rights are back");
+	EXPECT_EQ(0, mw_ind_dereg(self, r.handle));
+}
+
+/* Requested keys: an index the cyclic allocator has not reached. */
+#define MW_KEY(v)	(0xe800U << 8 | (v))
+
+/*
+ * Map and fill @b as mw_reg() does, with another background than an MR of
+ * mw_reg() at the same @iova; register it at @key with MRCT_KEYS_REG.
+ */
+static int mw_keys_reg(int fd, size_t len, uint64_t iova, uint32_t access,
+		       uint32_t key, struct mw_buf *b)
+{
+	struct mrct_keys_reg kr = {};
+	int err;
+
+	err = mw_map(len, iova, (uint32_t)(iova >> 28) + 1, b);
+	if (err)
+		return err;
+	kr.addr = (uintptr_t)b->p;
+	kr.length = len;
+	kr.iova = iova;
+	kr.access = access;
+	kr.key = key;
+	err = mt_ioctl(fd, MRCT_KEYS_REG, &kr);
+	if (err)
+		return err;
+	b->handle = kr.handle;
+	b->key = kr.key;
+	return 0;
+}
+
+static int mw_keys_dereg(int fd, struct mw_buf *b)
+{
+	struct mrct_keys_handle h = { .handle = b->handle };
+
+	return mt_ioctl(fd, MRCT_KEYS_DEREG, &h);
+}
+
+/*
+ * (b) X registered at requested key K with LOCAL_WRITE, REMOTE_WRITE,
+ * REMOTE_READ; indirect key I over K; X deregistered; Y registered at the
+ * same K (variant included) with LOCAL_WRITE only. WRITE and READ through
+ * I complete with REM_ACCESS_ERR: I's entry names a live key of its PD,
+ * but Y grants neither right. Y's bytes, X's and the READ's sink are
+ * untouched.
+ */
+MW_TEST(indirect_named_key_reused_without_rights)
+{
+	const uint32_t k = MW_KEY(0x3c);
+	struct mrct_ind_range rg;
+	struct mw_buf x, y, *bufs[1] = { &x };
+	struct mrct_ind_reg r;
+
+	ASSERT_EQ(0, mw_keys_reg(self->fd, 2 * PAGE, MR_IOVA(0), MR_ACCESS, k,
+				 &x));
+	ASSERT_EQ(k, x.key);
+	rg = (struct mrct_ind_range){ x.iova + 0x200, 0x1000, k };
+	ASSERT_EQ(0, mw_ind(self, 0, IND_IOVA, MR_ACCESS, &rg, 1, &r));
+	mw_ind_write_ok(_metadata, self, self->pair, r.key, IND_IOVA, &rg,
+			bufs, 1, 0, 0x1000, "WRITE through I over X");
+
+	ASSERT_EQ(0, mw_keys_dereg(self->fd, &x));
+	/* Same key and iova, so I's entry reaches Y's first bytes. */
+	ASSERT_EQ(0, mw_keys_reg(self->fd, 2 * PAGE, MR_IOVA(0), LW, k, &y));
+	ASSERT_EQ(k, y.key);
+	/* READ first, as in indirect_named_mr_rights_narrowed. */
+	mw_rdma_refused(_metadata, self, mw_new_pair(_metadata, self, 0), QP_B,
+			MRCT_WR_RDMA_READ, r.key, IND_IOVA, 0x1000, &y,
+			"READ through I from Y (LOCAL_WRITE only) at X's key");
+	mw_rdma_refused(_metadata, self, mw_new_pair(_metadata, self, 0), QP_B,
+			MRCT_WR_RDMA_WRITE, r.key, IND_IOVA, 0x1000, &y,
+			"WRITE through I into Y (LOCAL_WRITE only) at X's key");
+	mw_same(_metadata, &x, "X after its dereg");
+	EXPECT_EQ(0, mw_ind_dereg(self, r.handle));
+	EXPECT_EQ(0, mw_keys_dereg(self->fd, &y));
 }
 
 TEST_HARNESS_MAIN
