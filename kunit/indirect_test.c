@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests for mrcore indirect keys against the fake backend: the KLM
- * entries and context written (one entry per piece, long pieces split),
+ * entries and context written (one entry per piece, long pieces split,
+ * MRC_MKEY_F_NESTED_RIGHTS set),
  * every check on the named keys with its errno, the nesting limit,
  * unwinding at every stage, and what a later dereg of a named MR leaves.
  * Every case ends with no key, translation segment or MR left.
@@ -133,6 +134,8 @@ static void mrc_reg_indirect_writes_klm(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c->access_mode, (u8)MRC_ACCESS_MODE_KLM);
 	KUNIT_EXPECT_EQ(test, c->pdn, ctx->pd.pdn);
 	KUNIT_EXPECT_EQ(test, c->access, (u32)(LW | RR));
+	/* The device checks the named keys' rights at every access. */
+	KUNIT_EXPECT_EQ(test, c->flags, (u8)MRC_MKEY_F_NESTED_RIGHTS);
 	KUNIT_EXPECT_EQ(test, c->iova, 0x7000ULL);
 	KUNIT_EXPECT_EQ(test, c->length, 0x100 + IND_LEN + 0x5);
 	KUNIT_ASSERT_EQ(test, c->xlt_entries, 3U);

@@ -2,7 +2,8 @@
 /*
  * KUnit tests for vhca's walker (walker.c): KLM entries that name other
  * keys (indirect keys, memory windows, SG_GAPS MRs over the local DMA
- * key), the nesting rules and depth limit, a type 2 window's QP, a
+ * key), the nesting rules and depth limit, the rights of the keys an
+ * indirect key names checked at every access, a type 2 window's QP, a
  * window's key refused as an lkey, the address arithmetic of a
  * zero-based window, where the bytes land, and the counters a walk
  * records.
@@ -635,6 +636,131 @@ static void vhca_walk_window_key_as_lkey(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(buf, want, sizeof(want)), 0);
 }
 
+/* Rewrite @key's context with @access and @flags, the rest as it is. */
+static void wt_set_ctx(struct kunit *test, struct walker_ctx *ctx, u32 key,
+		       u32 access, u8 flags)
+{
+	struct mrc_mkey_ctx c;
+
+	KUNIT_ASSERT_EQ(test, vhca_read_mkey(ctx->vdev, mrc_key_index(key),
+					     &c), 0);
+	KUNIT_ASSERT_EQ(test, c.key, key);
+	c.access = access;
+	c.flags = flags;
+	wt_write_mkey(test, ctx, &c);
+}
+
+/*
+ * An indirect key's context (MRC_MKEY_F_NESTED_RIGHTS) has the access's
+ * right checked against the key each entry names, at every access: once
+ * the MR it names has lost REMOTE_WRITE and REMOTE_READ (a rereg that
+ * keeps the key), remote writes and reads through it fail -EPERM and
+ * move nothing; with the rights back they work again. A KLM context
+ * without the flag over the same MR (a window) still needs none of the
+ * MR's rights. The flag is refused outside KLM mode.
+ */
+static void vhca_walk_nested_rights_checked(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	const u32 all = MRC_ACCESS_LOCAL_WRITE | MRC_ACCESS_REMOTE_WRITE |
+			MRC_ACCESS_REMOTE_READ;
+	const u32 remote = MRC_ACCESS_REMOTE_WRITE | MRC_ACCESS_REMOTE_READ;
+	const u64 mr_iova = 0x600000, ind_iova = 0x9000;
+	struct mrc_mkey_ctx c;
+	struct mrc_klm klm;
+	u8 in[64], out[64];
+	u32 mr, ind, mw;
+
+	mr = wt_mtt_mr(test, ctx, WT_PDN, mr_iova, 2, 1,
+		       MRC_MTT_READ | MRC_MTT_WRITE, all);
+	klm = wt_klm(PAGE_SIZE, mr, mr_iova);
+	ind = wt_klm_key(test, ctx, WT_PDN, ind_iova, &klm, 1, all);
+	wt_set_ctx(test, ctx, ind, all, MRC_MKEY_F_NESTED_RIGHTS);
+	mw = wt_klm_key(test, ctx, WT_PDN, mr_iova, &klm, 1,
+			remote | MRC_ACCESS_REMOTE_ONLY);
+	wt_fill(in, sizeof(in), 41);
+
+	/* Before: the MR grants both rights; a write lands, reads back. */
+	KUNIT_ASSERT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind,
+					  ind_iova + 32, in, sizeof(in),
+					  VHCA_ACCESS_REMOTE_WRITE), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(wt_va(ctx, 2) + 32, in, sizeof(in)), 0);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind,
+					  ind_iova + 32, out, sizeof(out),
+					  VHCA_ACCESS_REMOTE_READ), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(out, in, sizeof(in)), 0);
+
+	/* The MR keeps its key but only LOCAL_WRITE. */
+	wt_set_ctx(test, ctx, mr, MRC_ACCESS_LOCAL_WRITE, 0);
+	wt_fill(in, sizeof(in), 77);
+	wt_fill(out, sizeof(out), 99);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind,
+					  ind_iova + 32, in, sizeof(in),
+					  VHCA_ACCESS_REMOTE_WRITE), -EPERM);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind,
+					  ind_iova + 32, out, sizeof(out),
+					  VHCA_ACCESS_REMOTE_READ), -EPERM);
+	/* After: the page still holds the first write; nothing was read. */
+	wt_fill(in, sizeof(in), 41);
+	KUNIT_EXPECT_EQ(test, memcmp(wt_va(ctx, 2) + 32, in, sizeof(in)), 0);
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 2, 0, 32));
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 2, 96, PAGE_SIZE - 96));
+	KUNIT_EXPECT_EQ(test, out[0], (u8)99);
+
+	/* No flag: the window's own rights suffice, not the MR's. */
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, mw,
+					  mr_iova + 32, out, sizeof(out),
+					  VHCA_ACCESS_REMOTE_READ), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(out, in, sizeof(in)), 0);
+
+	/* The rights back: the indirect key works again. */
+	wt_set_ctx(test, ctx, mr, all, 0);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, ind,
+					  ind_iova + 32, out, sizeof(out),
+					  VHCA_ACCESS_REMOTE_READ), 0);
+
+	/* Only KLM entries name keys: the flag elsewhere is malformed. */
+	KUNIT_ASSERT_EQ(test, vhca_read_mkey(ctx->vdev, mrc_key_index(mr), &c),
+			0);
+	c.flags = MRC_MKEY_F_NESTED_RIGHTS;
+	KUNIT_EXPECT_EQ(test, vhca_hw_ops.write_mkey(&ctx->vdev->mdev,
+						     mrc_key_index(mr), &c),
+			-EINVAL);
+}
+
+/*
+ * Through an indirect key, the local DMA key is checked as if named
+ * directly: it serves local access only, so a remote read through a
+ * flagged KLM entry naming it fails, while a local write lands. (mrcore
+ * never lets an indirect key name it; the device does not rely on that.)
+ */
+static void vhca_walk_nested_rights_local_dma_key(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	const u32 rights = MRC_ACCESS_LOCAL_WRITE | MRC_ACCESS_REMOTE_READ;
+	struct mrc_klm klm;
+	u8 in[32], out[32];
+	u32 key;
+
+	klm = wt_klm(PAGE_SIZE, ctx->vdev->rsvd_lkey, wt_dma(ctx, 3));
+	key = wt_klm_key(test, ctx, WT_PDN, 0, &klm, 1, rights);
+	wt_fill(in, sizeof(in), 5);
+
+	/* Before: without the flag, the key's own REMOTE_READ suffices. */
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, key, 0, out,
+					  sizeof(out),
+					  VHCA_ACCESS_REMOTE_READ), 0);
+
+	wt_set_ctx(test, ctx, key, rights, MRC_MKEY_F_NESTED_RIGHTS);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, key, 0, out,
+					  sizeof(out),
+					  VHCA_ACCESS_REMOTE_READ), -EPERM);
+	KUNIT_EXPECT_EQ(test, vhca_access(ctx->vdev, WT_PDN, 0, key, 0, in,
+					  sizeof(in),
+					  VHCA_ACCESS_LOCAL_WRITE), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(wt_va(ctx, 3), in, sizeof(in)), 0);
+}
+
 /* Walk @len bytes at @iova of @key as a remote write, recording counters. */
 static int wt_counted_write(struct walker_ctx *ctx, struct vhca_counted *cnt,
 			    u32 key, u64 iova, size_t len, bool success)
@@ -1053,7 +1179,7 @@ static void vhca_walk_odp_flag_checked(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vhca_hw_ops.write_mkey(mdev,
 						     mrc_key_index(c.key), &c),
 			-EINVAL);
-	c.flags = MRC_MKEY_F_ALL << 1;
+	c.flags = BIT(fls(MRC_MKEY_F_ALL));
 	KUNIT_EXPECT_EQ(test, vhca_hw_ops.write_mkey(mdev,
 						     mrc_key_index(c.key), &c),
 			-EINVAL);
@@ -1088,6 +1214,8 @@ static struct kunit_case walker_test_cases[] = {
 	KUNIT_CASE(vhca_walk_zero_based_window),
 	KUNIT_CASE(vhca_walk_sg_gaps_local_dma_key),
 	KUNIT_CASE(vhca_walk_window_key_as_lkey),
+	KUNIT_CASE(vhca_walk_nested_rights_checked),
+	KUNIT_CASE(vhca_walk_nested_rights_local_dma_key),
 	KUNIT_CASE(vhca_walk_records_counters),
 	KUNIT_CASE(vhca_walk_odp_fault_recorded),
 	KUNIT_CASE(vhca_walk_odp_fault_nested),
