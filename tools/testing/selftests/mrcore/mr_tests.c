@@ -355,7 +355,7 @@ FIXTURE_SETUP(mr)
 	self->vmpin0 = mrt_vmpin_kb();
 	self->pins0 = mt_foll_pins();
 	if (self->pins0 < 0)
-		TH_LOG("no nr_foll_pin_* in /proc/vmstat, or no vm.stat_refresh (not root?)");
+		TH_LOG("no nr_foll_pin_* in /proc/vmstat, or vm.stat_refresh refused (not root?)");
 	ASSERT_LE(0, self->pins0);
 	self->fd = mt_open(mt_devname());
 	if (self->fd < 0)

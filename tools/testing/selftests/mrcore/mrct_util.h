@@ -422,14 +422,18 @@ static inline long long mt_vmstat(const char *name)
  * are the kernel's own, so they prove what mrcore's counters cannot.
  * /proc/vmstat shows the global counters without what each CPU has not
  * folded into them yet (up to its stat threshold, per counter), so
- * vm.stat_refresh folds those first: -1 without it (not root) or without
- * the counters. The zero page is never counted, pinned or released.
+ * vm.stat_refresh folds those first: -1 when that is refused (not root)
+ * or the counters are missing. A kernel without SMP has no per-CPU
+ * deltas and no vm.stat_refresh. The zero page is never counted, pinned
+ * or released.
  */
 static inline long long mt_foll_pins(void)
 {
 	long long a, r;
+	int err;
 
-	if (mt_write_file("/proc/sys/vm/stat_refresh", "1"))
+	err = mt_write_file("/proc/sys/vm/stat_refresh", "1");
+	if (err && err != -ENOENT)
 		return -1;
 	a = mt_vmstat("nr_foll_pin_acquired");
 	r = mt_vmstat("nr_foll_pin_released");
