@@ -88,16 +88,24 @@ static int pt_xfer(int fd, unsigned long req, uint32_t handle, void *buf,
 }
 
 /*
- * mt_foll_pins() after folding every CPU's pending vmstat deltas into the
- * global counters (vm.stat_refresh): /proc/vmstat alone may lag by a
- * per-CPU threshold for as long as a second, which would make an exact
- * comparison depend on timing. -1 when either is unavailable.
+ * Pins taken minus pins released, system-wide (nr_foll_pin_acquired -
+ * nr_foll_pin_released), after folding every CPU's pending vmstat deltas
+ * into the global counters (vm.stat_refresh): /proc/vmstat alone may lag
+ * by a per-CPU threshold for as long as a second, which would make an
+ * exact comparison depend on timing. A kernel without CONFIG_SMP has no
+ * vm.stat_refresh and no per-CPU deltas: its counters are read as they
+ * are. -1 when they cannot be had.
  */
 static long long pt_pins(void)
 {
-	if (mt_write_file("/proc/sys/vm/stat_refresh", "1"))
+	int err = mt_write_file("/proc/sys/vm/stat_refresh", "1");
+	long long a, r;
+
+	if (err && err != -ENOENT)
 		return -1;
-	return mt_foll_pins();
+	a = mt_vmstat("nr_foll_pin_acquired");
+	r = mt_vmstat("nr_foll_pin_released");
+	return a < 0 || r < 0 ? -1 : a - r;
 }
 
 /*
@@ -113,7 +121,7 @@ static void pt_open(struct __test_metadata *_metadata, int *fd,
 		       MRCT_DEV_NAME, mt_devname(), strerror(-*fd));
 	ASSERT_LE(0, *fd);
 	*pins0 = pt_pins();
-	ASSERT_LE(0, *pins0) TH_LOG("no nr_foll_pin_* in /proc/vmstat, or no vm.stat_refresh");
+	ASSERT_LE(0, *pins0) TH_LOG("no nr_foll_pin_* in /proc/vmstat, or vm.stat_refresh refused");
 }
 
 /* Deregister MR @handle: every pin is gone, back to @pins0 system-wide. */
@@ -288,22 +296,29 @@ static bool pt_thp_ready(const char **why)
 	return true;
 }
 
-/* Write @len bytes of pattern @seed at the start of file @fd: 0 or -1. */
-static int pt_write_pattern(int fd, size_t len, uint64_t seed)
+/*
+ * Size file @fd to @len bytes of pattern @seed, written through a shared
+ * mapping of its own (shmem without CONFIG_TMPFS, as in the debug kernel,
+ * has no write(2)): 0 or -1.
+ */
+static int pt_file_fill(int fd, size_t len, uint64_t seed)
 {
-	uint8_t *data = malloc(len);
-	ssize_t n = -1;
+	void *p;
 
-	if (data) {
-		mt_fill(data, len, seed);
-		n = pwrite(fd, data, len, 0);
-		free(data);
-	}
-	return n == (ssize_t)len ? 0 : -1;
+	if (ftruncate(fd, len))
+		return -1;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	mt_fill(p, len, seed);
+	return munmap(p, len);
 }
 
-/* An O_TMPFILE file of @len bytes of pattern @seed: the fd, or -1. */
-static int pt_tmpfile(size_t len, uint64_t seed)
+/*
+ * An empty O_TMPFILE file in the first directory whose file system takes
+ * one: the fd, or -1 when none does.
+ */
+static int pt_tmpfile(void)
 {
 	static const char * const dirs[] = { "/tmp", "/dev/shm", "/run", "." };
 	int fd = -1;
@@ -311,24 +326,10 @@ static int pt_tmpfile(size_t len, uint64_t seed)
 
 	for (i = 0; i < ARRAY_SIZE(dirs) && fd < 0; i++)
 		fd = open(dirs[i], O_TMPFILE | O_RDWR, 0600);
-	if (fd >= 0 && pt_write_pattern(fd, len, seed)) {
-		close(fd);
-		fd = -1;
-	}
 	return fd;
 }
 
-/* A memfd of @len bytes of pattern @seed: the fd, or -1. */
-static int pt_memfd(size_t len, uint64_t seed)
-{
-	int fd = memfd_create("pin_tests", MFD_CLOEXEC);
-
-	if (fd >= 0 && pt_write_pattern(fd, len, seed)) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
+#define PT_NO_TMPFILE	"no file system here takes O_TMPFILE (/tmp, /dev/shm, /run, .)"
 
 /*
  * fork() a child that waits for the parent: a byte on @go, or its end
@@ -444,54 +445,60 @@ static bool pt_map(FIXTURE_DATA(ro_pin) *self, size_t map_len, size_t len,
 }
 
 #define PT_ANON		(MAP_PRIVATE | MAP_ANONYMOUS)
+#define PT_BACK_ARGS	struct __test_metadata *_metadata, FIXTURE_DATA(ro_pin) *self
+
+/*
+ * Each pt_back_*() sets the case's memory up: NULL, or why the kernel
+ * cannot give that backing (the case skips); any other failure fails it.
+ */
 
 /* Never-touched anonymous memory, read: the shared zero page. */
-static const char *pt_back_zero(FIXTURE_DATA(ro_pin) *self)
+static const char *pt_back_zero(PT_BACK_ARGS)
 {
-	if (!pt_map(self, BUF_SIZE, BUF_SIZE, PAGE, PT_ANON, -1))
-		return "mmap failed";
+	ASSERT_TRUE(pt_map(self, BUF_SIZE, BUF_SIZE, PAGE, PT_ANON, -1));
 	madvise(self->buf, self->len, MADV_NOHUGEPAGE);
 	pt_touch_read(self->buf, self->len);
 	return pt_check_zero(self->buf, self->len, false);
 }
 
 /* A never-written 2 MiB THP area, read: the huge zero page. */
-static const char *pt_back_huge_zero(FIXTURE_DATA(ro_pin) *self)
+static const char *pt_back_huge_zero(PT_BACK_ARGS)
 {
 	const char *why;
 
 	if (!pt_thp_ready(&why))
 		return why;
-	if (!pt_map(self, 2 * HPAGE, HPAGE, HPAGE, PT_ANON, -1))
-		return "mmap failed";
-	if (madvise(self->buf, self->len, MADV_HUGEPAGE))
-		return "madvise(MADV_HUGEPAGE) failed";
+	ASSERT_TRUE(pt_map(self, 2 * HPAGE, HPAGE, HPAGE, PT_ANON, -1));
+	ASSERT_EQ(0, madvise(self->buf, self->len, MADV_HUGEPAGE));
 	pt_touch_read(self->buf, PAGE);
 	return pt_check_zero(self->buf, self->len, true);
 }
 
 /* A private mapping of an O_TMPFILE file, read: its page-cache pages. */
-static const char *pt_back_tmpfile(FIXTURE_DATA(ro_pin) *self)
+static const char *pt_back_tmpfile(PT_BACK_ARGS)
 {
 	self->seed0 = P0;
-	self->file = pt_tmpfile(BUF_SIZE, P0);
+	self->file = pt_tmpfile();
 	if (self->file < 0)
-		return "no file system here takes O_TMPFILE (/tmp, /dev/shm, /run, .)";
-	if (!pt_map(self, BUF_SIZE, BUF_SIZE, PAGE, MAP_PRIVATE, self->file))
-		return "mmap of the O_TMPFILE file failed";
+		return PT_NO_TMPFILE;
+	ASSERT_EQ(0, pt_file_fill(self->file, BUF_SIZE, P0));
+	ASSERT_TRUE(pt_map(self, BUF_SIZE, BUF_SIZE, PAGE, MAP_PRIVATE,
+			   self->file));
 	pt_touch_read(self->buf, self->len);
 	return pt_check_pagecache(self->buf, self->len);
 }
 
 /* A shared mapping of a memfd, never touched. */
-static const char *pt_back_memfd(FIXTURE_DATA(ro_pin) *self)
+static const char *pt_back_memfd(PT_BACK_ARGS)
 {
 	self->seed0 = P0;
-	self->file = pt_memfd(BUF_SIZE, P0);
-	if (self->file < 0)
-		return "memfd_create failed";
-	if (!pt_map(self, BUF_SIZE, BUF_SIZE, PAGE, MAP_SHARED, self->file))
-		return "mmap of the memfd failed";
+	self->file = memfd_create("pin_tests", MFD_CLOEXEC);
+	if (self->file < 0 && errno == ENOSYS)
+		return "no memfd_create() (CONFIG_MEMFD_CREATE)";
+	ASSERT_LE(0, self->file);
+	ASSERT_EQ(0, pt_file_fill(self->file, BUF_SIZE, P0));
+	ASSERT_TRUE(pt_map(self, BUF_SIZE, BUF_SIZE, PAGE, MAP_SHARED,
+			   self->file));
 	return NULL;
 }
 
@@ -499,7 +506,7 @@ static const char *pt_back_memfd(FIXTURE_DATA(ro_pin) *self)
  * A private anonymous 2 MiB hugetlb page, never touched. Two free huge
  * pages: the fork variant's child gets a copy of the pinned one.
  */
-static const char *pt_back_hugetlb(FIXTURE_DATA(ro_pin) *self)
+static const char *pt_back_hugetlb(PT_BACK_ARGS)
 {
 	const char *why = mt_hugetlb_reserve(2, &self->huge_old);
 
@@ -510,19 +517,19 @@ static const char *pt_back_hugetlb(FIXTURE_DATA(ro_pin) *self)
 	return NULL;
 }
 
-static const char *pt_back(FIXTURE_DATA(ro_pin) *self, enum pt_backing b)
+static const char *pt_back(PT_BACK_ARGS, enum pt_backing b)
 {
 	switch (b) {
 	case PT_ZERO_PAGE:
-		return pt_back_zero(self);
+		return pt_back_zero(_metadata, self);
 	case PT_HUGE_ZERO_PAGE:
-		return pt_back_huge_zero(self);
+		return pt_back_huge_zero(_metadata, self);
 	case PT_TMPFILE_PRIVATE:
-		return pt_back_tmpfile(self);
+		return pt_back_tmpfile(_metadata, self);
 	case PT_MEMFD_SHARED:
-		return pt_back_memfd(self);
+		return pt_back_memfd(_metadata, self);
 	case PT_HUGETLB_PRIVATE:
-		return pt_back_hugetlb(self);
+		return pt_back_hugetlb(_metadata, self);
 	}
 	return "unknown backing";
 }
@@ -541,7 +548,7 @@ TEST_F_TIMEOUT(ro_pin, device_reads_cpu_write, 120)
 	pid_t child = 0;
 	int go[2];
 
-	why = pt_back(self, variant->backing);
+	why = pt_back(_metadata, self, variant->backing);
 	if (why)
 		SKIP(return, "%s", why);
 
@@ -740,7 +747,7 @@ static void pt_reg_readonly_only(struct __test_metadata *_metadata, int fd,
  * A PROT_READ shared memfd mapping: LOCAL_WRITE is -EFAULT with nothing
  * left pinned; read-only registers (a write pin would be refused, so the
  * pin is a read-only one of the memfd's own pages) and the device sees
- * what is later written to the memfd.
+ * what the CPU later writes through another, writable, shared mapping.
  */
 TEST_F(ro_rule, readonly_shared_mapping_registers_readonly)
 {
@@ -748,15 +755,19 @@ TEST_F(ro_rule, readonly_shared_mapping_registers_readonly)
 	uint8_t *buf;
 	int mfd;
 
-	mfd = pt_memfd(BUF_SIZE, P0);
+	mfd = memfd_create("pin_tests", MFD_CLOEXEC);
+	if (mfd < 0 && errno == ENOSYS)
+		SKIP(return, "no memfd_create() (CONFIG_MEMFD_CREATE)");
 	ASSERT_LE(0, mfd);
+	ASSERT_EQ(0, pt_file_fill(mfd, BUF_SIZE, P0));
 	buf = mmap(NULL, BUF_SIZE, PROT_READ, MAP_SHARED, mfd, 0);
 	ASSERT_NE(MAP_FAILED, buf);
 
 	pt_reg_readonly_only(_metadata, self->fd, self->pins0, buf, &reg);
-	ASSERT_EQ(0, pt_write_pattern(mfd, BUF_SIZE, P1));
+	/* The CPU writes through a second, writable, mapping of the memfd. */
+	ASSERT_EQ(0, pt_file_fill(mfd, BUF_SIZE, P1));
 	pt_expect_device_sees(_metadata, self->fd, reg.handle, BUF_SIZE, P1,
-			      "after a write(2) to the memfd");
+			      "after a write through another mapping");
 
 	pt_dereg_unpinned(_metadata, self->fd, self->pins0, reg.handle);
 	munmap(buf, BUF_SIZE);
@@ -776,9 +787,10 @@ TEST_F(ro_rule, readonly_private_mapping_registers_readonly)
 	uint8_t *buf;
 	int tfd;
 
-	tfd = pt_tmpfile(BUF_SIZE, P0);
+	tfd = pt_tmpfile();
 	if (tfd < 0)
-		SKIP(return, "no file system here takes O_TMPFILE (/tmp, /dev/shm, /run, .)");
+		SKIP(return, PT_NO_TMPFILE);
+	ASSERT_EQ(0, pt_file_fill(tfd, BUF_SIZE, P0));
 	buf = mmap(NULL, BUF_SIZE, PROT_READ, MAP_PRIVATE, tfd, 0);
 	ASSERT_NE(MAP_FAILED, buf);
 	pt_touch_read(buf, BUF_SIZE);
