@@ -24,8 +24,9 @@
  * over either is -EFAULT (checklist item 7).
  *
  * Every case compares the kernel's own pin counters (nr_foll_pin_acquired
- * - nr_foll_pin_released in /proc/vmstat) before and after it: a
- * registration pins exactly its pages, deregistration unpins them all.
+ * - nr_foll_pin_released in /proc/vmstat, mt_foll_pins()) before and
+ * after it: a registration pins exactly its pages, deregistration unpins
+ * them all.
  * The device reads and writes with MRCT_DEV_READ / MRCT_DEV_WRITE as a
  * responder (MRCT_XFER_REMOTE), walking the MR's translation in vhca's
  * device memory, so it reaches the pinned pages, not the process's
@@ -88,27 +89,6 @@ static int pt_xfer(int fd, unsigned long req, uint32_t handle, void *buf,
 }
 
 /*
- * Pins taken minus pins released, system-wide (nr_foll_pin_acquired -
- * nr_foll_pin_released), after folding every CPU's pending vmstat deltas
- * into the global counters (vm.stat_refresh): /proc/vmstat alone may lag
- * by a per-CPU threshold for as long as a second, which would make an
- * exact comparison depend on timing. A kernel without CONFIG_SMP has no
- * vm.stat_refresh and no per-CPU deltas: its counters are read as they
- * are. -1 when they cannot be had.
- */
-static long long pt_pins(void)
-{
-	int err = mt_write_file("/proc/sys/vm/stat_refresh", "1");
-	long long a, r;
-
-	if (err && err != -ENOENT)
-		return -1;
-	a = mt_vmstat("nr_foll_pin_acquired");
-	r = mt_vmstat("nr_foll_pin_released");
-	return a < 0 || r < 0 ? -1 : a - r;
-}
-
-/*
  * For a FIXTURE_SETUP: /dev/mrcore_test bound to the device under test in
  * *@fd, and the pins held system-wide now in *@pins0.
  */
@@ -120,7 +100,7 @@ static void pt_open(struct __test_metadata *_metadata, int *fd,
 		TH_LOG("cannot open /dev/%s on %s: %s (is mrcore_test loaded?)",
 		       MRCT_DEV_NAME, mt_devname(), strerror(-*fd));
 	ASSERT_LE(0, *fd);
-	*pins0 = pt_pins();
+	*pins0 = mt_foll_pins();
 	ASSERT_LE(0, *pins0) TH_LOG("no nr_foll_pin_* in /proc/vmstat, or vm.stat_refresh refused");
 }
 
@@ -129,7 +109,7 @@ static void pt_dereg_unpinned(struct __test_metadata *_metadata, int fd,
 			      long long pins0, uint32_t handle)
 {
 	ASSERT_EQ(0, mt_dereg(fd, handle));
-	EXPECT_EQ(pins0, pt_pins());
+	EXPECT_EQ(pins0, mt_foll_pins());
 }
 
 /* First byte where @got differs from pattern @seed, or -1. */
@@ -422,7 +402,7 @@ FIXTURE_TEARDOWN(ro_pin)
 	if (self->file >= 0)
 		close(self->file);
 	mt_hugetlb_restore(self->huge_old);
-	EXPECT_EQ(self->pins0, pt_pins());
+	EXPECT_EQ(self->pins0, mt_foll_pins());
 }
 
 /*
@@ -558,7 +538,7 @@ TEST_F_TIMEOUT(ro_pin, device_reads_cpu_write, 120)
 	 * The registration holds one pin per page, the kernel says (6.1.y
 	 * takes no pin on the shared zero page: pinning it shows fewer).
 	 */
-	EXPECT_EQ((long long)(self->len / PAGE), pt_pins() - self->pins0);
+	EXPECT_EQ((long long)(self->len / PAGE), mt_foll_pins() - self->pins0);
 	pt_expect_device_sees(_metadata, self->fd, reg.handle, self->len,
 			      self->seed0, "before the CPU write");
 
@@ -627,7 +607,7 @@ FIXTURE_TEARDOWN(fork_pin)
 {
 	EXPECT_EQ(0, close(self->fd));
 	munmap(self->buf, BUF_SIZE);
-	EXPECT_EQ(self->pins0, pt_pins());
+	EXPECT_EQ(self->pins0, mt_foll_pins());
 }
 
 /*
@@ -664,7 +644,7 @@ TEST_F_TIMEOUT(fork_pin, parent_and_device_agree, 120)
 
 	ASSERT_EQ(0, mt_reg(self->fd, self->buf, BUF_SIZE, FAR_IOVA, access,
 			    0, &reg));
-	EXPECT_EQ(NPAGES, pt_pins() - self->pins0);
+	EXPECT_EQ(NPAGES, mt_foll_pins() - self->pins0);
 
 	ASSERT_EQ(0, pipe(done));
 	ASSERT_EQ(0, pipe(go));
@@ -722,7 +702,7 @@ FIXTURE_SETUP(ro_rule)
 FIXTURE_TEARDOWN(ro_rule)
 {
 	EXPECT_EQ(0, close(self->fd));
-	EXPECT_EQ(self->pins0, pt_pins());
+	EXPECT_EQ(self->pins0, mt_foll_pins());
 }
 
 /*
@@ -735,10 +715,10 @@ static void pt_reg_readonly_only(struct __test_metadata *_metadata, int fd,
 				 struct mrct_reg *reg)
 {
 	EXPECT_EQ(-EFAULT, mt_reg(fd, buf, BUF_SIZE, FAR_IOVA, LW, 0, reg));
-	EXPECT_EQ(pins0, pt_pins());
+	EXPECT_EQ(pins0, mt_foll_pins());
 
 	ASSERT_EQ(0, mt_reg(fd, buf, BUF_SIZE, FAR_IOVA, RR, 0, reg));
-	EXPECT_EQ(NPAGES, pt_pins() - pins0);
+	EXPECT_EQ(NPAGES, mt_foll_pins() - pins0);
 	pt_expect_device_sees(_metadata, fd, reg->handle, BUF_SIZE, P0,
 			      "at registration");
 }
