@@ -52,21 +52,6 @@
 #define RW		MRCT_ACCESS_REMOTE_WRITE
 #define RR		MRCT_ACCESS_REMOTE_READ
 
-/* The device moves @len bytes between @iova of the MR and @buf. */
-static int mrt_xfer(int fd, unsigned long req, uint32_t handle, uint64_t iova,
-		    void *buf, uint64_t len, uint32_t flags)
-{
-	struct mrct_xfer x = {
-		.iova = iova,
-		.length = len,
-		.ptr = (uintptr_t)buf,
-		.handle = handle,
-		.flags = flags,
-	};
-
-	return mt_ioctl(fd, req, &x);
-}
-
 /* The same through a raw key, as a requester on PD @pd. */
 static int mrt_key_xfer(int fd, unsigned long req, uint32_t key, uint32_t pd,
 			uint64_t iova, void *buf, uint64_t len, uint32_t flags)
@@ -86,20 +71,20 @@ static int mrt_key_xfer(int fd, unsigned long req, uint32_t key, uint32_t pd,
 static int mrt_read(int fd, uint32_t handle, uint64_t iova, void *buf,
 		    uint64_t len)
 {
-	return mrt_xfer(fd, MRCT_DEV_READ, handle, iova, buf, len, 0);
+	return mt_xfer(fd, MRCT_DEV_READ, handle, iova, buf, len, 0);
 }
 
 static int mrt_rread(int fd, uint32_t handle, uint64_t iova, void *buf,
 		     uint64_t len)
 {
-	return mrt_xfer(fd, MRCT_DEV_READ, handle, iova, buf, len,
+	return mt_xfer(fd, MRCT_DEV_READ, handle, iova, buf, len,
 			MRCT_XFER_REMOTE);
 }
 
 static int mrt_write(int fd, uint32_t handle, uint64_t iova, void *buf,
 		     uint64_t len)
 {
-	return mrt_xfer(fd, MRCT_DEV_WRITE, handle, iova, buf, len, 0);
+	return mt_xfer(fd, MRCT_DEV_WRITE, handle, iova, buf, len, 0);
 }
 
 static int mrt_rereg(int fd, struct mrct_rereg *rr)
@@ -574,9 +559,9 @@ TEST_F(mr, device_write_seen_by_user)
 	EXPECT_EQ(0, memcmp(zero, buf + at + PAGE, BUF_SIZE - at - PAGE));
 	/* As a responder, over the whole MR. */
 	mt_fill(buf, BUF_SIZE, 0);
-	EXPECT_EQ(0, mrt_xfer(self->fd, MRCT_DEV_WRITE, reg.handle,
-			      FAR_IOVA + BUF_SIZE - sizeof(in), in, sizeof(in),
-			      MRCT_XFER_REMOTE));
+	EXPECT_EQ(0, mt_xfer(self->fd, MRCT_DEV_WRITE, reg.handle,
+			     FAR_IOVA + BUF_SIZE - sizeof(in), in, sizeof(in),
+			     MRCT_XFER_REMOTE));
 	EXPECT_EQ(0, memcmp(in, buf + BUF_SIZE - sizeof(in), sizeof(in)));
 
 	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
@@ -1035,8 +1020,8 @@ TEST_F(mr, xfer_write_readonly_mr_eperm)
 
 	EXPECT_EQ(-EPERM, mrt_write(self->fd, reg.handle, (uintptr_t)buf, in,
 				    PAGE));
-	EXPECT_EQ(-EPERM, mrt_xfer(self->fd, MRCT_DEV_WRITE, reg.handle,
-				   (uintptr_t)buf, in, PAGE, MRCT_XFER_REMOTE));
+	EXPECT_EQ(-EPERM, mt_xfer(self->fd, MRCT_DEV_WRITE, reg.handle,
+				  (uintptr_t)buf, in, PAGE, MRCT_XFER_REMOTE));
 	EXPECT_EQ(0, memcmp(copy, buf, BUF_SIZE));
 
 	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));
@@ -1057,8 +1042,8 @@ TEST_F(mr, xfer_remote_read_without_right_eperm)
 
 	EXPECT_EQ(-EPERM, mrt_rread(self->fd, reg.handle, (uintptr_t)buf, out,
 				    8));
-	EXPECT_EQ(-EPERM, mrt_xfer(self->fd, MRCT_DEV_WRITE, reg.handle,
-				   (uintptr_t)buf, out, 8, MRCT_XFER_REMOTE));
+	EXPECT_EQ(-EPERM, mt_xfer(self->fd, MRCT_DEV_WRITE, reg.handle,
+				  (uintptr_t)buf, out, 8, MRCT_XFER_REMOTE));
 	EXPECT_EQ(0, mrt_read(self->fd, reg.handle, (uintptr_t)buf, out, 8));
 
 	ASSERT_EQ(0, mt_dereg(self->fd, reg.handle));

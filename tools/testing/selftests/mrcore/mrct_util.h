@@ -208,6 +208,24 @@ static inline uint8_t *mt_fixture_pinned(struct __test_metadata *_metadata,
 	return p;
 }
 
+/*
+ * The device moves @len bytes between @iova of the MR @handle and @buf
+ * (@req MRCT_DEV_READ or MRCT_DEV_WRITE; @flags MRCT_XFER_*): 0 or -errno.
+ */
+static inline int mt_xfer(int fd, unsigned long req, uint32_t handle,
+			  uint64_t iova, void *buf, uint64_t len, uint32_t flags)
+{
+	struct mrct_xfer x = {
+		.iova = iova,
+		.length = len,
+		.ptr = (uintptr_t)buf,
+		.handle = handle,
+		.flags = flags,
+	};
+
+	return mt_ioctl(fd, req, &x);
+}
+
 /* Read @path into @buf (NUL-terminated, at most @len - 1 bytes): 0 or -errno. */
 static inline int mt_read_file(const char *path, char *buf, size_t len)
 {
