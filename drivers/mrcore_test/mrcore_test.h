@@ -102,6 +102,14 @@ extern const struct mrct_ext mrct_keys_ext;
 extern const struct mrct_ext mrct_odp_ext;
 extern const struct mrct_ext mrct_dmabuf_ext;
 
+/*
+ * mrcore_test_stamp.c, dispatched by the main ioctl: stamped RDMA WRITEs
+ * into an MR while it is reregistered or deregistered, and the wait for
+ * a receive completion whose SEND failed.
+ */
+int mrct_stamp_writes(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_qp_wait_recv(struct mrct_ctx *ctx, void __user *uarg);
+
 /* mrcore_test.c: for the feature files, all under @ctx->lock. */
 struct mrct_pair *mrct_pair_get(struct mrct_ctx *ctx, u32 handle);
 void mrct_mr_adopt(struct mrct_ctx *ctx, struct ib_mr *mr, struct ib_pd *pd);

@@ -63,7 +63,6 @@
 #include <rdma/vhca.h>
 
 #include "mrcore_test.h"
-#include "mrcore_test_stamp.h"
 
 /* Bytes handed to the walker per call; it does not yield within one. */
 #define MRCT_XFER_CHUNK		SZ_1M

@@ -37,7 +37,6 @@
 #include <rdma/ib_verbs.h>
 
 #include "mrcore_test.h"
-#include "mrcore_test_stamp.h"
 
 /**
  * struct mrct_stamp_run - one MRCT_STAMP_WRITES call
