@@ -247,7 +247,7 @@ static void dp_post(struct __test_metadata *_metadata, struct _test_data_dp *sel
 	err = mt_ioctl(self->fd, MRCT_QP_POST, p);
 	if (err)
 		TH_LOG("MRCT_QP_POST: %s%s", strerror(-err),
-		       err == -ETIMEDOUT ? " (no completion in 10 s)" : "");
+		       err == -ETIMEDOUT ? " (no completion in 60 s)" : "");
 	ASSERT_EQ(0, err);
 }
 

@@ -316,7 +316,7 @@ static void odp_post(struct __test_metadata *_metadata,
 	if (err)
 		TH_LOG("%s: MRCT_QP_POST: %s%s", what, strerror(-err),
 		       err == -ETIMEDOUT ?
-		       " (no completion in 10 s: a parked QP never resumed?)" :
+		       " (no completion in 60 s: a parked QP never resumed?)" :
 		       "");
 	ASSERT_EQ(0, err);
 	if (p->post_err)
