@@ -52,24 +52,29 @@ echo 'root:x:0:0:root:/root:/bin/sh' > "$stage/etc/passwd"
 echo 'root:x:0:' > "$stage/etc/group"
 
 # open-iscsi (iSER tests). iscsid refuses iscsiadm unless /etc/passwd has
-# root (above). Timeouts are short so that a broken data path fails a
-# login in seconds: one login retry of 10 s, I/O failed 5 s after a
-# connection is lost, SendTargets discovery reopened once.
+# root (above). A login, a discovery and a NOP-Out answer each get a
+# minute, so that a slow moment of the debug kernel under TCG is never
+# taken for a dead target (no verdict by the clock; a 10 s discovery
+# login once timed out in a cold make check), while a broken data path
+# still fails within that minute: one login try, SendTargets discovery
+# reopened once. I/O is failed 5 s after a connection is lost, which is
+# what the removal tests need; that is a bound on recovery, not a
+# verdict.
 mkdir -p "$stage"/etc/iscsi/{nodes,send_targets,ifaces}
 echo 'InitiatorName=iqn.2026-11.org.mrcore:vm' > "$stage/etc/iscsi/initiatorname.iscsi"
 cat > "$stage/etc/iscsi/iscsid.conf" <<'EOF'
 node.startup = manual
 node.session.initial_login_retry_max = 1
-node.conn[0].timeo.login_timeout = 10
-node.conn[0].timeo.logout_timeout = 10
+node.conn[0].timeo.login_timeout = 60
+node.conn[0].timeo.logout_timeout = 60
 node.conn[0].timeo.noop_out_interval = 5
-node.conn[0].timeo.noop_out_timeout = 5
+node.conn[0].timeo.noop_out_timeout = 60
 node.session.timeo.replacement_timeout = 5
 node.session.err_timeo.abort_timeout = 10
 node.session.err_timeo.lu_reset_timeout = 10
 node.session.err_timeo.tgt_reset_timeout = 10
 node.session.scan = auto
-discovery.sendtargets.timeo.login_timeout = 10
+discovery.sendtargets.timeo.login_timeout = 60
 discovery.sendtargets.reopen_max = 1
 EOF
 

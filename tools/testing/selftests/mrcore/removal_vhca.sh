@@ -219,7 +219,7 @@ case_iser() {
 	t_check "$T: LIO target, iSER portal $ADDR:3260" lio_up $ADDR
 	t_check "$T: iscsid runs" iscsid_up
 	if ! t_gate "$T: SendTargets discovery over iSER" \
-		run_for 60 iser_discover $ADDR; then
+		run_for 90 iser_discover $ADDR; then
 		iser_diag
 	elif ! disk=$(iser_login $ADDR); then
 		t_fail "$T: login over iSER" "$(echo "$disk" | tail -1)"
