@@ -146,6 +146,21 @@ static void mrc_reg_indirect_writes_klm(struct kunit *test)
 			atomic_read(&ctx->mdev->num_mrs_type[MRC_MR_INDIRECT]),
 			1);
 
+	/*
+	 * No rereg: it would rewrite the context without the flag and with
+	 * rights the named keys were never checked for.
+	 */
+	mark = ctx->hw->log_len;
+	KUNIT_EXPECT_EQ(test, mrc_rereg_user_mr(ind, MRC_REREG_ACCESS, NULL,
+						0, 0, 0, LW | RR | RW),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, mrc_rereg_user_mr(ind, MRC_REREG_PD, &ctx->pd,
+						0, 0, 0, 0),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+	KUNIT_EXPECT_EQ(test, c->access, (u32)(LW | RR));
+	KUNIT_EXPECT_EQ(test, c->flags, (u8)MRC_MKEY_F_NESTED_RIGHTS);
+
 	ind_dereg(test, ind);
 	KUNIT_EXPECT_EQ(test, fake_hw_ctx(ctx->hw, c->key)->state,
 			(u8)MRC_MKEY_INVALID);

@@ -1022,6 +1022,13 @@ static int mrc_rereg_check(struct mrc_mr *mr, int flags, struct mrc_pd *pd,
 	/* ODP and dma-buf MRs have no pinned memory to swap: not offered. */
 	if (mr->odp || mr->dmabuf)
 		return -EOPNOTSUPP;
+	/*
+	 * An indirect key's rights were checked against the keys it names
+	 * at registration, and its context carries MRC_MKEY_F_NESTED_RIGHTS;
+	 * a rereg would rewrite neither: register a new one instead.
+	 */
+	if (mr->type == MRC_MR_INDIRECT)
+		return -EOPNOTSUPP;
 	if ((flags & MRC_REREG_PD) && (mrc_check_pd(pd) || pd->mdev != mr->mdev))
 		return -EINVAL;
 	if (flags & MRC_REREG_ACCESS)
@@ -1187,7 +1194,8 @@ out_release_umem:
  *	mrc_reg_user_mr()
  * @access: new rights (MRC_REREG_ACCESS)
  *
- * PD and ACCESS apply to every kind of MR; TRANS only to user MRs. The key
+ * PD and ACCESS apply to every kind of MR but ODP, dma-buf and indirect
+ * ones (-EOPNOTSUPP); TRANS only to user MRs. The key
  * stays the same (IBTA allows either; keeping it means a peer's rkey
  * keeps working). The new registration is built completely first: new
  * memory is pinned for TRANS, or re-pinned writable when ACCESS adds write
@@ -1204,7 +1212,8 @@ out_release_umem:
  * or a re-pin; may sleep.
  * Return: 0; -EINVAL for no flag or an unknown one, a bad @pd or @access,
  * TRANS on an MR that is not a user MR, a ZERO_BASED change without
- * TRANS, or a range mrc_reg_user_mr() would refuse; -EACCES when write
+ * TRANS, or a range mrc_reg_user_mr() would refuse; -EOPNOTSUPP for an
+ * ODP, dma-buf or indirect MR; -EACCES when write
  * rights are added and the memory cannot be pinned writable; otherwise the
  * errors of mrc_reg_user_mr(). On any error the old registration is
  * unchanged, valid and usable.
