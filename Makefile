@@ -1,39 +1,55 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Out-of-tree wrapper. "make" builds mrcore.ko and vhca.ko against KDIR,
-# by default Debian's headers for the current 6.1 ABI (installed on
-# demand). The test and demo targets call scripts/ and install what they
-# need themselves.
+# Out-of-tree kbuild wrapper. "make" builds mrcore.ko, vhca.ko and
+# mrcore_test.ko for the running kernel (any 6.1 build whose headers are
+# installed), "make install" installs them into its extra/ and runs
+# depmod for that kernel. KDIR names another kernel's build tree.
+#
+# Nothing here installs anything or asks apt: the test, sparse, bench and
+# demo targets call scripts/, which install what they need (scripts/deps.sh)
+# and build against the headers of the Debian 6.1 kernel the VM tier boots,
+# passing KDIR themselves.
 
 SHELL := /bin/bash
-ABI := $(shell bash $(CURDIR)/scripts/abi.sh)
-KDIR ?= /usr/src/linux-headers-$(ABI)-amd64
+KDIR ?= /lib/modules/$(shell uname -r)/build
 KBUILD_FLAGS := W=1
 
-# Our sources, for sparse/checkpatch.
-SRCS := $(shell find drivers include kunit tools -name '*.[ch]' ! -name '*.mod.c' 2>/dev/null | sort)
+# The release of the kernel KDIR builds for (for depmod); evaluated only
+# by the recipes that use it.
+KRELEASE = $(or $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null),$(shell $(MAKE) -s -C $(KDIR) kernelrelease))
 
-.PHONY: all modules deps clean install sparse checkpatch kunit vmtest \
+# Our sources, for checkpatch; evaluated only by its recipe.
+SRCS = $(shell find drivers include kunit tools -name '*.[ch]' ! -name '*.mod.c' 2>/dev/null | sort)
+
+.PHONY: all modules kdir clean install sparse checkpatch kunit vmtest \
 	bench demo check help
 
 all: modules
 
-deps:
-	@bash scripts/deps.sh build
+# A clear message, before kbuild's, when KDIR is not a kernel build tree.
+kdir:
+	@if [ ! -f "$(KDIR)/Makefile" ]; then \
+		echo "make: no kernel build tree in KDIR=$(KDIR)." >&2; \
+		echo "  Install the headers of the kernel to build for; on Debian," >&2; \
+		echo "  for the running kernel: apt install linux-headers-$$(uname -r)" >&2; \
+		echo "  Or name a build tree: make KDIR=/path/to/linux-build" >&2; \
+		exit 1; \
+	fi
 
-modules: deps
+modules: kdir
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KBUILD_FLAGS) modules
 
-clean:
+clean: kdir
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 
 install: modules
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
-	depmod -a $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(ABI)-amd64
+	depmod -a $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KRELEASE)
 
-sparse: deps
-	@bash scripts/deps.sh all
-	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KBUILD_FLAGS) C=2 CHECK="sparse -Wno-unknown-attribute" modules
+# sparse against the Debian 6.1 headers (installed on demand), or against
+# KDIR when it is given on the command line or in the environment.
+sparse:
+	@bash scripts/sparse.sh $(if $(filter-out file,$(origin KDIR)),$(KDIR))
 
 checkpatch:
 	@bash scripts/checkpatch.sh $(SRCS)
@@ -54,11 +70,14 @@ check:
 	@bash scripts/check.sh
 
 help:
-	@echo "make [modules]   build mrcore.ko and vhca.ko (W=1) against KDIR=$(KDIR)"
-	@echo "make install     modules_install into extra/ and depmod"
-	@echo "make sparse      sparse (C=2)"
+	@echo "make [modules]   build mrcore.ko, vhca.ko, mrcore_test.ko (W=1) against"
+	@echo "                 KDIR=$(KDIR)"
+	@echo "make install     modules_install into extra/ and depmod for KDIR's kernel"
+	@echo "make clean       remove what the build left"
+	@echo "The targets below install their packages and use Debian's 6.1 kernel:"
+	@echo "make sparse      sparse (C=2) against its headers (or against KDIR=...)"
 	@echo "make checkpatch  checkpatch --strict on our files"
-	@echo "make kunit       KUnit in QEMU on the debug kernel"
+	@echo "make kunit       every KUnit suite, mrcore's and vhca's, in QEMU on the debug kernel"
 	@echo "make vmtest      VM tests on the stock kernel (KERNEL=debug for the debug kernel)"
 	@echo "make bench       benchmarks, vhca beside rxe, in one VM boot"
 	@echo "make demo        boot a VM, create vhca0, run NVMe-oF, say what happened"

@@ -41,6 +41,13 @@ mrc_abi() {
 	echo "$dep"
 }
 
+# The build tree of Debian's current 6.1 kernel (linux-headers-<abi>-amd64,
+# which scripts/deps.sh installs): what the test tiers build against,
+# whatever kernel the host runs.
+mrc_debian_kdir() {
+	echo "/usr/src/linux-headers-$(mrc_abi)-amd64"
+}
+
 # The linux-source-6.1 tree in the cache, extracted again when the package
 # version changes, with the hooks that place this project under
 # drivers/mrcore-pkg (scripts/tree.sh fills that directory). checkpatch.pl

@@ -49,7 +49,9 @@ stock)
 	kroot=$(bash "$here/kernel.sh")
 	kver=$(ls "$kroot/lib/modules")
 	image="$kroot/boot/vmlinuz-$kver"
-	make -s -C "$top" modules >&2
+	# Built against the headers of that same kernel (deps.sh installs
+	# linux-headers-<abi>-amd64), not the host's.
+	make -s -C "$top" KDIR="/usr/src/linux-headers-$kver" modules >&2
 	kodir="$top"
 	;;
 debug)
