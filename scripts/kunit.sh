@@ -1,10 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# KUnit in QEMU: linux-source-6.1's kunit.py with this project placed in
-# the tree and kunit/.kunitconfig (KASAN, lockdep, DMA-API debug, UBSAN).
-# The build directory lives in the cache, so a rerun after an edit is an
-# incremental build. Any splat in the console log fails the run even when
-# every case passed.
+# Every KUnit suite in QEMU, on the debug kernel: linux-source-6.1's
+# kunit.py with this project placed in the tree and kunit/.kunitconfig
+# (KASAN, lockdep, DMA-API debug, UBSAN). The build directory lives in the
+# cache, so a rerun after an edit is an incremental build. Any splat in the
+# console log fails the run even when every case passed.
+#
+# 1. mrcore's suites (kunit/) are built in: kunit.py boots the kernel and
+#    parses their KTAP.
+# 2. vhca's suites (drivers/vhca/*_test.c) are linked into vhca.ko
+#    (CONFIG_VHCA_KUNIT_TEST=m: vhca stays a module, so that the VM tier on
+#    this kernel can load and unload it) and run when it loads. The same
+#    kernel is booted once more by the VM tier's machinery with only
+#    vhca_kunit.sh, which loads vhca and reports each case and each suite's
+#    count against its plan (scripts/vmtest.sh --kernel=debug
+#    --only=vhca_kunit.sh; no rebuild, the kernel was just built).
+#
+# The result line counts both: "kunit: N passed, N failed".
 #
 # Usage: kunit.sh [--build-only]   (--build-only prints the build directory)
 set -euo pipefail
@@ -45,6 +57,31 @@ if [ "$ran" = 0 ]; then
 	echo "kunit: no test ran"
 	failed=$((failed + 1))
 fi
+
+# vhca's suites: their own "ok - kunit: SUITE: case" lines and the VM
+# run's summary line "vmtest(debug/only:vhca_kunit.sh): P passed, F
+# failed, S skipped", which also fails a splat or an unfinished run.
+vlog="$MRCORE_CACHE/kunit-vhca.out"
+MRCORE_RESULTS='' MRCORE_KUNIT_BUILT=1 bash "$here/vmtest.sh" --kernel=debug \
+	--only=vhca_kunit.sh 2>&1 | tee "$vlog" || true
+vsum=$(grep -E '^vmtest\(debug/only:vhca_kunit\.sh\): ' "$vlog" | tail -1 || true)
+vpassed=$(echo "$vsum" | sed -n 's/.*: \([0-9]*\) passed.*/\1/p')
+vfailed=$(echo "$vsum" | sed -n 's/.* \([0-9]*\) failed.*/\1/p')
+vskipped=$(echo "$vsum" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p')
+if [ -z "$vpassed" ] || [ -z "$vfailed" ]; then
+	echo "kunit: vhca's suites did not run to a summary ($vlog)"
+	vpassed=0 vfailed=1
+elif [ "$vpassed" = 0 ]; then
+	echo "kunit: no vhca case passed"
+	vfailed=$((vfailed + 1))
+fi
+# A skipped case is not a pass: as in kunit.py's count above, it fails.
+vfailed=$((vfailed + ${vskipped:-0}))
+
+echo "kunit: mrcore suites $passed passed, $failed failed;" \
+	"vhca suites $vpassed passed, $vfailed failed"
+passed=$((passed + vpassed))
+failed=$((failed + vfailed))
 echo "kunit: $passed passed, $failed failed"
 [ -n "${MRCORE_RESULTS:-}" ] && echo "kunit $passed $failed" >> "$MRCORE_RESULTS"
 [ "$failed" = 0 ]
