@@ -17,7 +17,7 @@ vm)	# linux-source-6.1: the C selftests build against its kselftest harness.
 	# open-iscsi: iscsid and iscsiadm, the iSER initiator's user space (the
 	# LIO target is configured through configfs, no targetcli).
 	want+=(qemu-system-x86 busybox-static iproute2 fio nvme-cli rdma-core
-	       ibverbs-utils open-iscsi linux-source-6.1 xz-utils) ;;
+	       ibverbs-utils open-iscsi linux-source-6.1 xz-utils rsync) ;;
 all)	want+=(python3 qemu-system-x86 linux-source-6.1 xz-utils dwarves rsync
 	       sparse busybox-static iproute2 fio nvme-cli ibverbs-utils) ;;
 *)	echo "usage: $0 [build|kunit|vm|all]" >&2; exit 2 ;;

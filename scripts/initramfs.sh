@@ -11,7 +11,8 @@
 # Contents: busybox-static as /bin/sh and friends, the dynamic tools the
 # tests run with their shared libraries, the module closures with a depmod
 # index (so modprobe and request_module work), our modules under /mrcore,
-# and the test scripts under /selftests.
+# the selftests installed under /selftests and the benchmarks and the demo
+# under /tools (scripts/selftests.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -21,7 +22,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
 mkdir -p "$stage"/{bin,sbin,etc,proc,sys,dev,tmp,run,mnt,root,var/run}
-mkdir -p "$stage"/{usr/bin,usr/sbin,lib/modules/"$kver",mrcore,selftests}
+mkdir -p "$stage"/{usr/bin,usr/sbin,lib/modules/"$kver",mrcore,selftests,tools}
 cp /bin/busybox "$stage/bin/busybox"
 for a in $("$stage/bin/busybox" --list); do
 	[ -e "$stage/bin/$a" ] || ln -s busybox "$stage/bin/$a"
@@ -99,8 +100,7 @@ if [ -n "$kodir" ]; then
 		[ -f "$ko" ] && cp "$ko" "$stage/mrcore/"
 	done
 fi
-cp -r "$top/tools/testing/selftests/mrcore/." "$stage/selftests/"
-bash "$here/selftests.sh" "$stage/selftests"
+bash "$here/selftests.sh" "$stage/selftests" "$stage/tools"
 cp "$here/vm-init.sh" "$stage/init"
 chmod +x "$stage/init"
 

@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Run the VM-tier scripts for a mode: test (the suites), ulp (the storage
-# ULPs over vhca only, for the swiotlb=force run), bench, demo,
-# only:<script> (one script, for debugging).
+# Run the VM-tier scripts for a mode: test (the suites: TEST_PROGS of the
+# Makefile, in its order, from kselftest-list.txt that
+# scripts/selftests.sh wrote beside them), ulp (the storage ULPs over
+# vhca only, for the swiotlb=force run), only:<script> (one script, for
+# debugging or for "make kunit").
 cd "$(dirname "$0")"
 
 # DMA-API debug prints one error per boot by default; let each script
@@ -13,28 +15,20 @@ dma_debug_rearm() {
 	return 0
 }
 
+run_each() {
+	for t in "$@"; do
+		echo "# --- $t"
+		dma_debug_rearm
+		sh "./$t"
+	done
+}
+
 case "$1" in
-test)	# The rxe baselines run before the vhca storage scripts, so that a
-	# wedged vhca data path cannot take them down with it.
-	for t in vhca_kunit.sh vhca_link.sh mr_chardev.sh pin_chardev.sh \
-		 nvmeof_rxe.sh iser_rxe.sh \
-		 nvmeof_vhca.sh iser_vhca.sh nvmeof_frwr_vhca.sh \
-		 nvmeof_exhaust_vhca.sh dp_chardev.sh rereg_chardev.sh \
-		 frwr_chardev.sh \
-		 fmr_chardev.sh mw_chardev.sh counter_chardev.sh keys_chardev.sh \
-		 odp_chardev.sh dmabuf_chardev.sh \
-		 removal_vhca.sh; do
-		echo "# --- $t"
-		dma_debug_rearm
-		sh "./$t"
-	done ;;
-ulp)	for t in nvmeof_vhca.sh iser_vhca.sh; do
-		echo "# --- $t"
-		dma_debug_rearm
-		sh "./$t"
-	done ;;
+test)	[ -s kselftest-list.txt ] ||
+		{ echo "not ok - run.sh: no kselftest-list.txt in $(pwd)"; exit 1; }
+	# Lines "mrcore:SCRIPT", in the Makefile's order.
+	run_each $(sed -n 's/^mrcore://p' kselftest-list.txt) ;;
+ulp)	run_each nvmeof_vhca.sh iser_vhca.sh ;;
 only:*)	sh "./${1#only:}" ;;
-bench)	sh ./bench.sh ;;
-demo)	sh ./demo.sh ;;
 *)	echo "run.sh: unknown mode $1"; exit 2 ;;
 esac

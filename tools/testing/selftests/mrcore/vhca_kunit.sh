@@ -1,9 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# vhca's KUnit suites (drivers/vhca/qp_test.c) are linked into vhca.ko on
-# the debug kernel (CONFIG_VHCA_KUNIT_TEST) and run when it loads. Load
-# it, then turn each case's result in /sys/kernel/debug/kunit/<suite>/
-# results into one of our lines:
+# vhca's KUnit suites (drivers/vhca/*_test.c) are linked into vhca.ko on
+# the debug kernel (CONFIG_VHCA_KUNIT_TEST) and run when it loads. "make
+# kunit" (scripts/kunit.sh) runs this script alone on that kernel
+# ("run.sh only:vhca_kunit.sh"); it is not one of the Makefile's
+# TEST_PROGS, so the VM tier does not run it again. Load vhca, then turn
+# each case's result in /sys/kernel/debug/kunit/<suite>/results into one
+# of our lines:
 #
 #   ok N case            ->  ok - kunit: SUITE: case
 #   not ok N case        ->  not ok - kunit: SUITE: case

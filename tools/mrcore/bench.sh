@@ -2,19 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 # make bench, in one VM boot:
 #
-# 1. User MR registration: ./mr_bench times REG+DEREG rounds of 4 KiB to
+# 1. User MR registration: mr_bench times REG+DEREG rounds of 4 KiB to
 #    1 GiB buffers (4 KiB pages and THP) through /dev/mrcore_test, that is
 #    ib_reg_user_mr() and ib_dereg_mr(), on vhca0 and on rxe0 side by side;
 #    tables with the ratio and vhca's translation entries. The format is in
 #    Documentation/mrcore/registration.rst, "Benchmark".
-# 2. Data-path copy rate, on the same two devices: ./dp_bench times a plain
+# 2. Data-path copy rate, on the same two devices: dp_bench times a plain
 #    memcpy between kernel buffers and RDMA WRITEs between two MRs over a
 #    loopback RC pair (4 KiB, 64 KiB, 1 MiB); a table of MB/s with the
 #    ratios vhca/memcpy and vhca/rxe. Then ./frwr_tests --bench: FRWR
 #    REG_MR + LOCAL_INV cycles per second with 1, 16 and 256 pages, vhca
 #    beside rxe (and on vhca once more with engine_linger_us=20), and
 #    ./fmr_tests --bench: FMR pool map/unmap with cache
-#    hits and misses on vhca (rxe has no FMRs). Then ./odp_bench: on-demand
+#    hits and misses on vhca (rxe has no FMRs). Then odp_bench: on-demand
 #    paging on vhca (rxe has no ODP in 6.1): 1 GiB registration pinned vs
 #    ODP, first-touch throughput of pinned, ODP and prefetched ODP memory,
 #    fault-to-resume latency of 4 KiB and 2 MiB faults, invalidation cost.
@@ -31,6 +31,11 @@
 # These are measurements: nothing is compared with a threshold. A figure
 # that cannot be measured reads n/a and its part prints a "not ok" line
 # saying why; the other parts still run.
+# Runs in the selftests directory (MRC_SELFTESTS, by default where it is
+# in the source tree), for its lib.sh and nvmeof.sh and for the tests that
+# have a benchmark mode; its own programs are beside this script.
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+cd "${MRC_SELFTESTS:-$BENCH_DIR/../testing/selftests/mrcore}" || exit 1
 . ./lib.sh
 . ./nvmeof.sh
 
@@ -79,7 +84,7 @@ mr_bench_part() {
 	load_mrcore || mr_missing "mrcore and vhca do not load" || return 1
 	load_mrcore_test || mr_missing "mrcore_test does not load" || return 1
 	[ -c /dev/mrcore_test ] || mr_missing "no /dev/mrcore_test" || return 1
-	[ -x ./mr_bench ] || mr_missing "no ./mr_bench in $(pwd)" || return 1
+	[ -x $BENCH_DIR/mr_bench ] || mr_missing "no $BENCH_DIR/mr_bench" || return 1
 	dummy_up $MR_VHCA_NETDEV 10.78.0.1/24 ||
 		mr_missing "cannot create dummy $MR_VHCA_NETDEV" || return 1
 	rdma link add $MR_VHCA type vhca netdev $MR_VHCA_NETDEV ||
@@ -91,21 +96,21 @@ mr_bench_part() {
 
 	# Its own "ok"/"not ok" line says whether every cell was measured.
 	# shellcheck disable=SC2086
-	./mr_bench $MR_BENCH_ARGS $MR_VHCA $MR_RXE 2>&1
+	$BENCH_DIR/mr_bench $MR_BENCH_ARGS $MR_VHCA $MR_RXE 2>&1
 	rc=$?
 	[ $rc -le 1 ] || t_fail "bench: mr_bench ran to its end" "exit status $rc"
 
 	# The same: its last line is "ok"/"not ok". A wedged data path ends
 	# its wait in the module after MRCT_QP_WAIT_MS (60 s without progress);
 	# the deadline is for the rest.
-	if [ -x ./dp_bench ]; then
+	if [ -x $BENCH_DIR/dp_bench ]; then
 		# shellcheck disable=SC2086
-		run_for 300 ./dp_bench $DP_BENCH_ARGS $MR_VHCA $MR_RXE
+		run_for 300 $BENCH_DIR/dp_bench $DP_BENCH_ARGS $MR_VHCA $MR_RXE
 		rc=$?
 		[ $rc -le 1 ] ||
 			t_fail "bench: dp_bench ran to its end" "exit status $rc"
 	else
-		t_fail "bench: data-path copy rates measured" "no ./dp_bench in $(pwd)"
+		t_fail "bench: data-path copy rates measured" "no $BENCH_DIR/dp_bench"
 	fi
 
 	if [ -x ./frwr_tests ]; then
@@ -130,12 +135,12 @@ mr_bench_part() {
 
 	# On-demand paging exists on vhca only (6.1's rxe refuses the
 	# registration, which odp_bench reports): its own ok/not ok line.
-	if [ -x ./odp_bench ]; then
-		run_for 600 ./odp_bench $MR_VHCA $MR_RXE
+	if [ -x $BENCH_DIR/odp_bench ]; then
+		run_for 600 $BENCH_DIR/odp_bench $MR_VHCA $MR_RXE
 		rc=$?
 		[ $rc -le 1 ] || t_fail "bench: odp_bench ran to its end" "exit status $rc"
 	else
-		t_fail "bench: odp figures measured" "no ./odp_bench in $(pwd)"
+		t_fail "bench: odp figures measured" "no $BENCH_DIR/odp_bench"
 	fi
 
 	t_eval "bench: $MR_VHCA and $MR_RXE removed, modules unloaded" \

@@ -7,6 +7,9 @@
 # host is connected, disconnect and unload; then, for comparison, the same
 # fio figures over rxe. Every line is narrated; a step that fails prints
 # "not ok - demo: ..." as well, so that make demo fails.
+# Runs in the selftests directory (MRC_SELFTESTS, by default where it is
+# in the source tree), for its lib.sh and nvmeof.sh.
+cd "${MRC_SELFTESTS:-$(dirname "$0")/../testing/selftests/mrcore}" || exit 1
 . ./lib.sh
 . ./nvmeof.sh
 
