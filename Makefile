@@ -14,9 +14,12 @@ SHELL := /bin/bash
 KDIR ?= /lib/modules/$(shell uname -r)/build
 KBUILD_FLAGS := W=1
 
-# The release of the kernel KDIR builds for (for depmod); evaluated only
-# by the recipes that use it.
-KRELEASE = $(or $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null),$(shell $(MAKE) -s -C $(KDIR) kernelrelease))
+# The release of the kernel KDIR builds for, as modules_install names its
+# directory (for depmod); evaluated only by the recipe that uses it.
+# UTS_RELEASE, not include/config/kernel.release: Debian's headers hold
+# the upstream version there (6.1.192) and set the release (6.1.0-56-amd64)
+# in .kernelvariables.
+KRELEASE = $(shell awk '/define UTS_RELEASE/ {gsub(/"/, "", $$3); print $$3}' $(KDIR)/include/generated/utsrelease.h)
 
 # Our sources, for checkpatch; evaluated only by its recipe.
 SRCS = $(shell find drivers include kunit tools -name '*.[ch]' ! -name '*.mod.c' 2>/dev/null | sort)
