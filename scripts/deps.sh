@@ -13,7 +13,8 @@ want=(make gcc bc bison flex libelf-dev libssl-dev kmod cpio)
 case "${1:-all}" in
 build)	;;
 kunit)	want+=(python3 qemu-system-x86 linux-source-6.1 xz-utils dwarves rsync) ;;
-vm)	# linux-source-6.1: the C selftests build against its kselftest harness.
+vm)	# linux-source-6.1: the C selftests build against its kselftest harness
+	# (lib.mk, which installs them with rsync).
 	# open-iscsi: iscsid and iscsiadm, the iSER initiator's user space (the
 	# LIO target is configured through configfs, no targetcli).
 	want+=(qemu-system-x86 busybox-static iproute2 fio nvme-cli rdma-core
