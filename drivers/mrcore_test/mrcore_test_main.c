@@ -26,6 +26,7 @@
  * windows, counters, key states, ODP, dma-buf), through their struct
  * mrct_ext hooks.
  */
+#include <linux/array_size.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -38,47 +39,51 @@
 
 #include "mrcore_test.h"
 
+/**
+ * struct mrct_cmd - an ioctl of the main UAPI and the call that serves it
+ * @cmd: the MRCT_* number, matched whole (size and direction too)
+ * @fn: its handler; it copies the argument in and out and takes the
+ *	context's lock itself
+ */
+struct mrct_cmd {
+	unsigned int cmd;
+	int (*fn)(struct mrct_ctx *ctx, void __user *uarg);
+};
+
+static const struct mrct_cmd mrct_cmds[] = {
+	/* mrcore_test_dev.c */
+	{ MRCT_SET_DEVICE,	mrct_set_device },
+	/* mrcore_test_mr.c */
+	{ MRCT_REG,		mrct_reg },
+	{ MRCT_DEV_READ,	mrct_xfer_read },
+	{ MRCT_DEV_WRITE,	mrct_xfer_write },
+	{ MRCT_REREG,		mrct_rereg },
+	{ MRCT_DEREG,		mrct_dereg },
+	{ MRCT_COUNTERS,	mrct_counters },
+	/* mrcore_test_qp.c, mrcore_test_post.c */
+	{ MRCT_QP_CREATE,	mrct_qp_create },
+	{ MRCT_QP_DESTROY,	mrct_qp_destroy },
+	{ MRCT_QP_POST,		mrct_qp_post },
+	{ MRCT_QP_POST_RECV,	mrct_qp_post_recv },
+	/* mrcore_test_bench.c */
+	{ MRCT_BENCH_MEMCPY,	mrct_bench_memcpy },
+	{ MRCT_BENCH_WRITE,	mrct_bench_write },
+	/* mrcore_test_stamp.c */
+	{ MRCT_STAMP_WRITES,	mrct_stamp_writes },
+	{ MRCT_QP_WAIT_RECV,	mrct_qp_wait_recv },
+};
+
+/* A command of the table, else each feature file's in turn, else -ENOTTY. */
 static long mrct_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct mrct_ctx *ctx = filp->private_data;
 	void __user *uarg = (void __user *)arg;
+	unsigned int i;
 	long ret;
-	int i;
 
-	switch (cmd) {
-	case MRCT_SET_DEVICE:
-		return mrct_set_device(ctx, uarg);
-	case MRCT_REG:
-		return mrct_reg(ctx, uarg);
-	case MRCT_DEV_READ:
-		return mrct_xfer_read(ctx, uarg);
-	case MRCT_DEV_WRITE:
-		return mrct_xfer_write(ctx, uarg);
-	case MRCT_REREG:
-		return mrct_rereg(ctx, uarg);
-	case MRCT_DEREG:
-		return mrct_dereg(ctx, uarg);
-	case MRCT_COUNTERS:
-		return mrct_counters(ctx, uarg);
-	case MRCT_QP_CREATE:
-		return mrct_qp_create(ctx, uarg);
-	case MRCT_QP_DESTROY:
-		return mrct_qp_destroy(ctx, uarg);
-	case MRCT_QP_POST:
-		return mrct_qp_post(ctx, uarg);
-	case MRCT_QP_POST_RECV:
-		return mrct_qp_post_recv(ctx, uarg);
-	case MRCT_BENCH_MEMCPY:
-		return mrct_bench_memcpy(ctx, uarg);
-	case MRCT_BENCH_WRITE:
-		return mrct_bench_write(ctx, uarg);
-	case MRCT_STAMP_WRITES:
-		return mrct_stamp_writes(ctx, uarg);
-	case MRCT_QP_WAIT_RECV:
-		return mrct_qp_wait_recv(ctx, uarg);
-	default:
-		break;
-	}
+	for (i = 0; i < ARRAY_SIZE(mrct_cmds); i++)
+		if (mrct_cmds[i].cmd == cmd)
+			return mrct_cmds[i].fn(ctx, uarg);
 
 	for (i = 0; i < MRCT_NUM_EXTS; i++) {
 		ret = mrct_exts[i]->ioctl(ctx, cmd, uarg);
