@@ -40,7 +40,15 @@
 /* Bytes handed to the walker per call; it does not yield within one. */
 #define MRCT_XFER_CHUNK		SZ_1M
 
-/* The keys, and on a vhca device what its mkey context holds. */
+/**
+ * mrct_fill_info - what the UAPI reports of an MR
+ * @ctx: the context, bound and locked
+ * @mr: the MR
+ * @info: out: the keys, and on a vhca device what its mkey context holds
+ *	(zero on the others)
+ *
+ * Return: 0, or vhca_mkey_info()'s error (warned of) with the keys filled.
+ */
 int mrct_fill_info(struct mrct_ctx *ctx, struct ib_mr *mr,
 		   struct mrct_mr_info *info)
 {

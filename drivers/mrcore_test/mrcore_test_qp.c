@@ -343,7 +343,14 @@ out_unlock:
 	return err;
 }
 
-/* A pair of the context, ready for work, or an ERR_PTR. */
+/**
+ * mrct_pair_get - a pair of the context, ready for work
+ * @ctx: the context, locked
+ * @handle: the pair's handle
+ *
+ * Return: the pair; ERR_PTR(-ENODEV) no device, -ENOENT no such pair,
+ * -EIO the pair is wedged.
+ */
 struct mrct_pair *mrct_pair_get(struct mrct_ctx *ctx, u32 handle)
 {
 	struct mrct_pair *pair;
@@ -359,6 +366,13 @@ struct mrct_pair *mrct_pair_get(struct mrct_ctx *ctx, u32 handle)
 	return pair;
 }
 
+/**
+ * mrct_bad_wr - what a post left in its bad_wr, for the UAPI
+ * @bad: the bad_wr the post returned
+ * @wr: the first WR posted
+ *
+ * Return: MRCT_BAD_WR_NULL, MRCT_BAD_WR_SELF or MRCT_BAD_WR_OTHER.
+ */
 u32 mrct_bad_wr(const void *bad, const void *wr)
 {
 	if (!bad)
@@ -366,11 +380,20 @@ u32 mrct_bad_wr(const void *bad, const void *wr)
 	return bad == wr ? MRCT_BAD_WR_SELF : MRCT_BAD_WR_OTHER;
 }
 
-/*
+/**
+ * mrct_wait_wc - poll a CQ for one completion, for a bounded time
+ * @ctx: the context, bound and locked
+ * @cq: the CQ
+ * @wr_id: the send wanted (not used with @recv)
+ * @recv: want the oldest receive instead
+ * @wc: out: the completion
+ *
  * Poll @cq until the completion wanted arrives: the send numbered @wr_id,
  * or with @recv the oldest receive. Others (late flushes of earlier work)
  * are dropped. The wait ends after MRCT_QP_WAIT_MS, on a fatal signal, or
  * when the device's removal has begun (it waits for our lock).
+ *
+ * Return: 0, the poll's error, -ETIMEDOUT, -EINTR or -ENODEV.
  */
 int mrct_wait_wc(struct mrct_ctx *ctx, struct ib_cq *cq, u64 wr_id,
 		 bool recv, struct ib_wc *wc)
@@ -398,6 +421,12 @@ int mrct_wait_wc(struct mrct_ctx *ctx, struct ib_cq *cq, u64 wr_id,
 	}
 }
 
+/**
+ * mrct_qp_state - a QP's state, as the UAPI reports it
+ * @qp: the QP
+ *
+ * Return: the IB_QPS_* state, or MRCT_QPS_UNKNOWN if the query failed.
+ */
 u32 mrct_qp_state(struct ib_qp *qp)
 {
 	struct ib_qp_init_attr init;
@@ -408,11 +437,16 @@ u32 mrct_qp_state(struct ib_qp *qp)
 	return attr.qp_state;
 }
 
-/*
+/**
+ * mrct_qp_state_after_error - a QP's state after an error completion
+ * @qp: the QP
+ *
  * After an error completion the QP is in ERR (IBTA 10.3.1); a driver may
  * post the completion just before it moves the QP, so wait for it. The
  * state seen last is the answer when the wait ends without ERR (its
  * deadline, or a fatal signal).
+ *
+ * Return: as mrct_qp_state().
  */
 u32 mrct_qp_state_after_error(struct ib_qp *qp)
 {
@@ -430,11 +464,21 @@ u32 mrct_qp_state_after_error(struct ib_qp *qp)
 	}
 }
 
-/*
+/**
+ * mrct_post_wait - post one send WR and wait for its completion
+ * @ctx: the context, bound and locked
+ * @pair: a pair of @ctx, from mrct_pair_get()
+ * @qpi: which QP of @pair posts (0 or 1)
+ * @wr: the WR; its wr_id, next and IB_SEND_SIGNALED are set here
+ * @post_err: out: ib_post_send()'s return
+ * @bad_wr: out: mrct_bad_wr() of the post, or NULL
+ * @status: out: the completion's status, or MRCT_WC_NONE
+ *
  * Post @wr (signaled) on QP @qpi of @pair and wait for its completion.
  * A post error is a result (*@post_err, *@bad_wr; *@status stays NONE);
- * only a failed wait is an error, and it wedges the pair. @bad_wr may be
- * NULL.
+ * only a failed wait is an error, and it wedges the pair.
+ *
+ * Return: 0, or mrct_wait_wc()'s error.
  */
 int mrct_post_wait(struct mrct_ctx *ctx, struct mrct_pair *pair, u32 qpi,
 		   struct ib_send_wr *wr, s32 *post_err, u32 *bad_wr,
@@ -464,7 +508,14 @@ int mrct_post_wait(struct mrct_ctx *ctx, struct mrct_pair *pair, u32 qpi,
 	return 0;
 }
 
-/* Both QPs' states after a completion of @qpi's with @status. */
+/**
+ * mrct_qp_states - both QPs' states after a completion
+ * @pair: the pair
+ * @qpi: the QP whose completion it was
+ * @status: its status, or MRCT_WC_NONE if nothing was posted
+ * @state: out: [0] @qpi's state (waited for ERR after an error), [1] its
+ *	peer's
+ */
 void mrct_qp_states(struct mrct_pair *pair, u32 qpi, u32 status, u32 *state)
 {
 	struct ib_qp *qp = pair->qp[qpi];
