@@ -2,15 +2,21 @@
 /*
  * mrcore_test: what the module's files share.
  *
- * mrcore_test.c owns the file, the device binding, MRs and QP pairs. The
- * feature files (mrcore_test_frwr.c, mrcore_test_fmr.c, mrcore_test_mw.c)
- * each add ioctls through a struct mrct_ext: the main ioctl hands them
- * every command it does not know, and unbinding a device lets each free
- * what it made on it before the pairs, MRs and PDs go.
+ * mrcore_test_main.c owns the module and the file, and hands each ioctl
+ * to the file that serves it: mrcore_test_dev.c binds a context to a
+ * device and unbinds it, mrcore_test_mr.c holds its MRs, mrcore_test_qp.c
+ * its QP pairs (mrcore_test_post.c posts on them), mrcore_test_bench.c
+ * and mrcore_test_stamp.c run loops on a pair. The feature files
+ * (mrcore_test_frwr.c, mrcore_test_fmr.c, mrcore_test_mw.c and the
+ * others of enum mrct_ext_id) each add ioctls through a struct mrct_ext:
+ * the main ioctl hands them every command it does not know, and unbinding
+ * a device lets each free what it made on it after the pairs go and
+ * before the MRs and PDs do.
  */
 #ifndef _MRCORE_TEST_H
 #define _MRCORE_TEST_H
 
+#include <linux/bits.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
@@ -102,30 +108,67 @@ extern const struct mrct_ext mrct_keys_ext;
 extern const struct mrct_ext mrct_odp_ext;
 extern const struct mrct_ext mrct_dmabuf_ext;
 
-/*
- * mrcore_test_stamp.c, dispatched by the main ioctl: stamped RDMA WRITEs
- * into an MR while it is reregistered or deregistered, and the wait for
- * a receive completion whose SEND failed.
- */
-int mrct_stamp_writes(struct mrct_ctx *ctx, void __user *uarg);
-int mrct_qp_wait_recv(struct mrct_ctx *ctx, void __user *uarg);
+/* Receive wr_ids have this bit, send wr_ids do not. */
+#define MRCT_RECV_WRID		BIT_ULL(63)
 
-/* mrcore_test.c: for the feature files, all under @ctx->lock. */
-struct mrct_pair *mrct_pair_get(struct mrct_ctx *ctx, u32 handle);
+/*
+ * By file. The ioctl handlers (int mrct_foo(ctx, uarg), named after their
+ * MRCT_* command) take the context's lock themselves; the other calls
+ * are made under it unless they say otherwise.
+ */
+
+/* mrcore_test_dev.c: binding; the main file's hooks into it */
+extern const struct mrct_ext *const mrct_exts[MRCT_NUM_EXTS];
+int mrct_set_device(struct mrct_ctx *ctx, void __user *uarg);
+void mrct_dev_ctx_add(struct mrct_ctx *ctx);
+void mrct_dev_ctx_del(struct mrct_ctx *ctx);
+bool mrct_dev_removing(struct mrct_ctx *ctx);
+int mrct_dev_init(void);
+void mrct_dev_exit(void);
+
+/* mrcore_test_mr.c: handlers; MRs for the feature files */
+int mrct_reg(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_xfer_read(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_xfer_write(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_rereg(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_dereg(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_counters(struct mrct_ctx *ctx, void __user *uarg);
 void mrct_mr_adopt(struct mrct_ctx *ctx, struct ib_mr *mr, struct ib_pd *pd);
 int mrct_mr_store(struct mrct_ctx *ctx, struct ib_mr *mr, u32 *handle);
 int mrct_fill_info(struct mrct_ctx *ctx, struct ib_mr *mr,
 		   struct mrct_mr_info *info);
 struct mrc_mr *mrct_vhca_mr(struct mrct_ctx *ctx, u32 handle);
+
+/* mrcore_test_qp.c: handlers; the pairs for the posting files */
+int mrct_qp_create(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_qp_destroy(struct mrct_ctx *ctx, void __user *uarg);
+void mrct_pair_free(struct mrct_ctx *ctx, struct mrct_pair *pair);
+struct mrct_pair *mrct_pair_get(struct mrct_ctx *ctx, u32 handle);
+u32 mrct_bad_wr(const void *bad, const void *wr);
 int mrct_wait_wc(struct mrct_ctx *ctx, struct ib_cq *cq, u64 wr_id,
 		 bool recv, struct ib_wc *wc);
 u32 mrct_qp_state(struct ib_qp *qp);
 u32 mrct_qp_state_after_error(struct ib_qp *qp);
-u32 mrct_bad_wr(const void *bad, const void *wr);
 int mrct_post_wait(struct mrct_ctx *ctx, struct mrct_pair *pair, u32 qpi,
 		   struct ib_send_wr *wr, s32 *post_err, u32 *bad_wr,
 		   u32 *status);
 void mrct_qp_states(struct mrct_pair *pair, u32 qpi, u32 status, u32 *state);
+
+/* mrcore_test_post.c: handlers */
+int mrct_qp_post(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_qp_post_recv(struct mrct_ctx *ctx, void __user *uarg);
+
+/* mrcore_test_bench.c: handlers */
+int mrct_bench_memcpy(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_bench_write(struct mrct_ctx *ctx, void __user *uarg);
+
+/*
+ * mrcore_test_stamp.c, handlers: stamped RDMA WRITEs into an MR while it
+ * is reregistered or deregistered, and the wait for a receive completion
+ * whose SEND failed.
+ */
+int mrct_stamp_writes(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_qp_wait_recv(struct mrct_ctx *ctx, void __user *uarg);
 
 /*
  * The tail of every ioctl that replies: @fn(@ctx, @req) under the
