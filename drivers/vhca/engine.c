@@ -83,6 +83,8 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_pack.h>
 
+#include "engine.h"
+#include "queue.h"
 #include "vhca_loc.h"
 
 /* WQEs one run of a send queue executes before yielding the worker. */
@@ -436,19 +438,16 @@ static void vhca_sq_complete(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	};
 	bool signaled = status != IB_WC_SUCCESS || qp->sq_sig_all ||
 			(wqe->send_flags & IB_SEND_SIGNALED);
-	unsigned long flags;
 
 	ibdev_dbg(&qp->vdev->ibdev, "QP[%u] wr_id 0x%llx opcode %u: %s\n",
 		  qp->ibqp.qp_num, wqe->wr_id, wqe->opcode,
 		  ib_wc_status_msg(status));
 
-	spin_lock_irqsave(&qp->sq.lock, flags);
-	qp->sq.tail++;
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	vhca_queue_sq_advance(qp);
 	qp->retrying = false;
 
 	if (signaled)
-		vhca_cq_post(qp->scq, &wc, false);
+		vhca_queue_send_cqe(qp, &wc);
 }
 
 /* Complete a receive of @rqp. */
@@ -465,7 +464,7 @@ static void vhca_rq_complete(struct vhca_qp *rqp, u64 wr_id,
 	wc.status = status;
 	wc.qp = &rqp->ibqp;
 	wc.port_num = VHCA_PORT_NUM;
-	vhca_cq_post(rqp->rcq, &wc, solicited);
+	vhca_queue_recv_cqe(rqp, &wc, solicited);
 }
 
 /* --- the responder --- */
@@ -490,13 +489,6 @@ static void vhca_peer_put(struct vhca_peer *peer)
 {
 	vhca_qp_put(peer->qp);
 	ib_device_put(&peer->vdev->ibdev);
-}
-
-/* Can @rqp receive (RTR or later, not in error)? */
-static bool vhca_state_receives(enum ib_qp_state state)
-{
-	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
-	       state == IB_QPS_SQD || state == IB_QPS_SQE;
 }
 
 /*
@@ -553,56 +545,6 @@ static bool vhca_peer_get(struct vhca_qp *qp, const union ib_gid *dgid,
 		rqp->ibqp.event_handler(&ev, rqp->ibqp.qp_context);
 	}
 	return true;
-}
-
-/* What taking a receive of the responder came to. */
-enum vhca_take {
-	VHCA_TAKEN,	/* a receive is in hand: vhca_rx_done() when finished */
-	VHCA_EMPTY,	/* none posted: receiver not ready */
-	VHCA_GONE,	/* the responder left the receiving states meanwhile */
-};
-
-/*
- * Take a receive of @rqp into @rwqe, under the state check, and count it
- * in rqp->rx_busy so that a flush or reset of that RQ waits for it.
- */
-static enum vhca_take vhca_take_recv(struct vhca_qp *rqp,
-				     struct vhca_recv_wqe *rwqe)
-{
-	enum vhca_take ret = VHCA_GONE;
-	bool taken, limit = false;
-	unsigned long flags;
-
-	spin_lock_irqsave(&rqp->state_lock, flags);
-	if (!rqp->stopped && vhca_state_receives(rqp->state)) {
-		if (rqp->srq)
-			taken = vhca_srq_pop(rqp->srq, rwqe, &limit);
-		else
-			taken = vhca_rq_pop(&rqp->rq, rwqe);
-		ret = taken ? VHCA_TAKEN : VHCA_EMPTY;
-		if (taken)
-			rqp->rx_busy++;
-	}
-	spin_unlock_irqrestore(&rqp->state_lock, flags);
-	/* The handler may call verbs: no lock is held for it. */
-	if (limit)
-		vhca_srq_limit_event(rqp->srq);
-	return ret;
-}
-
-/* A receive vhca_take_recv() took is completed. */
-static void vhca_rx_done(struct vhca_qp *rqp)
-{
-	unsigned long flags;
-	bool kick;
-
-	spin_lock_irqsave(&rqp->state_lock, flags);
-	kick = !--rqp->rx_busy && rqp->state == IB_QPS_ERR;
-	spin_unlock_irqrestore(&rqp->state_lock, flags);
-	/* A flush or a reset may be waiting for the last one. */
-	wake_up_var(&rqp->rx_busy);
-	if (kick)
-		vhca_engine_kick(rqp);
 }
 
 /*
@@ -685,7 +627,7 @@ static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		if (room < len) {
 			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_LEN_ERR,
 					 &wc, solicited);
-			vhca_qp_error(rqp);
+			vhca_queue_error(rqp);
 			*status = IB_WC_REM_INV_REQ_ERR;
 			return;
 		}
@@ -702,7 +644,7 @@ static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 				 IB_WC_REM_ABORT_ERR : IB_WC_LOC_PROT_ERR,
 				 &wc, solicited);
 		if (!ud)
-			vhca_qp_error(rqp);
+			vhca_queue_error(rqp);
 		if (side == VHCA_SRC)
 			*status = IB_WC_LOC_PROT_ERR;
 		else
@@ -726,7 +668,7 @@ static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		if (err) {
 			vhca_rq_complete(rqp, rwqe->wr_id,
 					 IB_WC_REM_INV_REQ_ERR, &wc, false);
-			vhca_qp_error(rqp);
+			vhca_queue_error(rqp);
 			*status = IB_WC_REM_INV_REQ_ERR;
 			return;
 		}
@@ -782,7 +724,7 @@ static enum vhca_verdict vhca_deliver_send(struct vhca_qp *qp,
 		rdma_put_gid_attr(sattr);
 	}
 
-	switch (vhca_take_recv(peer->qp, &rbuf.wqe)) {
+	switch (vhca_queue_rq_take(peer->qp, &rbuf.wqe)) {
 	case VHCA_TAKEN:
 		break;
 	case VHCA_EMPTY:
@@ -799,7 +741,7 @@ static enum vhca_verdict vhca_deliver_send(struct vhca_qp *qp,
 
 	vhca_fill_recv(qp, wqe, peer, &rbuf.wqe, src, len, report_len,
 		       ud ? &hdr : NULL, type, status);
-	vhca_rx_done(peer->qp);
+	vhca_queue_rq_done(peer->qp);
 	return VHCA_DONE;
 }
 
@@ -1197,19 +1139,6 @@ module_param(engine_linger_us, uint, 0644);
 MODULE_PARM_DESC(engine_linger_us,
 		 "microseconds a send queue's engine polls for new WQEs before it sleeps (0: never)");
 
-static struct vhca_send_wqe *vhca_sq_tail(struct vhca_qp *qp)
-{
-	struct vhca_send_wqe *wqe = NULL;
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->sq.lock, flags);
-	if (qp->sq.tail != qp->sq.head)
-		wqe = qp->sq.wqe + (size_t)(qp->sq.tail & (qp->sq.size - 1)) *
-				   qp->sq.stride;
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
-	return wqe;
-}
-
 /*
  * The queue ran dry: poll it for up to engine_linger_us, adding the time
  * polled to @idle_ns. True when a WQE arrived; false when the time is
@@ -1231,7 +1160,7 @@ static bool vhca_sq_linger(struct vhca_qp *qp, u64 *idle_ns)
 		    READ_ONCE(qp->stopped))
 			break;
 		cpu_relax();
-		if (READ_ONCE(qp->sq.tail) != READ_ONCE(qp->sq.head)) {
+		if (vhca_queue_sq_pending(qp)) {
 			arrived = true;
 			break;
 		}
@@ -1333,13 +1262,13 @@ static bool vhca_sq_run(struct vhca_qp *qp, u64 *idle_ns)
 
 		/*
 		 * Receives another engine holds complete first; the last
-		 * of them kicks this work again (vhca_rx_done()).
+		 * of them kicks this work again (->rq_done()).
 		 */
 		if (state == IB_QPS_ERR && !rx_busy &&
 		    budget == VHCA_SQ_BUDGET - 1)
-			vhca_qp_flush_rq(qp);
+			vhca_queue_rq_flush(qp);
 
-		wqe = vhca_sq_tail(qp);
+		wqe = vhca_queue_sq_peek(qp);
 		if (!wqe) {
 			if (!vhca_sq_linger(qp, idle_ns))
 				return false;
@@ -1374,7 +1303,7 @@ static bool vhca_sq_run(struct vhca_qp *qp, u64 *idle_ns)
 		}
 		/* In ERR before the error completion can be polled. */
 		if (status != IB_WC_SUCCESS)
-			vhca_qp_error(qp);
+			vhca_queue_error(qp);
 		vhca_sq_complete(qp, wqe, status, byte_len);
 	}
 	return true;

@@ -19,6 +19,7 @@
 #include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
 
+#include "engine.h"
 #include "vhca_loc.h"
 
 /**

@@ -421,6 +421,7 @@ struct vhca_sq {
  * @sq: send queue
  * @rq: receive queue (unused with @srq)
  * @srq: the SRQ, or NULL
+ * @qops: how the engine reaches @sq, @rq or @srq, @scq and @rcq (queue.h)
  * @scq: send CQ
  * @rcq: receive CQ
  * @sq_sig_all: every send completes (IB_SIGNAL_ALL_WR)
@@ -455,6 +456,7 @@ struct vhca_qp {
 	struct vhca_sq sq;
 	struct vhca_rq rq;
 	struct vhca_srq *srq;
+	const struct vhca_queue_ops *qops;
 	struct vhca_cq *scq;
 	struct vhca_cq *rcq;
 	bool sq_sig_all;
