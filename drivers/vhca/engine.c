@@ -431,84 +431,6 @@ static void vhca_rq_complete(struct vhca_qp *rqp, u64 wr_id,
 
 /* --- the responder --- */
 
-/**
- * struct vhca_peer - the responder of one message
- * @vdev: its device, with a registration reference
- * @qp: its QP, with a reference
- * @access: the responder QP's qp_access_flags
- * @qkey: the responder QP's Q_Key (UD)
- * @min_rnr_timer: the responder QP's RNR timer encoding
- */
-struct vhca_peer {
-	struct vhca_dev *vdev;
-	struct vhca_qp *qp;
-	int access;
-	u32 qkey;
-	u8 min_rnr_timer;
-};
-
-static void vhca_peer_put(struct vhca_peer *peer)
-{
-	vhca_qp_put(peer->qp);
-	ib_device_put(&peer->vdev->ibdev);
-}
-
-/*
- * Find the responder of a message from @qp to (@dgid, @dqpn) and check it
- * would accept it. For RC the responder must be RC and connected to @qp.
- * Return: true with @peer filled and held, false if the message is lost.
- */
-static bool vhca_peer_get(struct vhca_qp *qp, const union ib_gid *dgid,
-			  u32 dqpn, struct vhca_peer *peer)
-{
-	struct vhca_qp *rqp;
-	unsigned long flags;
-	bool ok, comm_est;
-
-	peer->vdev = vhca_fabric_route(dgid);
-	if (!peer->vdev)
-		return false;
-
-	rqp = vhca_qp_get(peer->vdev, dqpn);
-	if (!rqp) {
-		ib_device_put(&peer->vdev->ibdev);
-		return false;
-	}
-	peer->qp = rqp;
-
-	spin_lock_irqsave(&rqp->state_lock, flags);
-	ok = !rqp->stopped && vhca_state_receives(rqp->state);
-	if (qp->ibqp.qp_type == IB_QPT_RC)
-		ok = ok && rqp->ibqp.qp_type == IB_QPT_RC &&
-		     rqp->attr.dest_qp_num == qp->ibqp.qp_num;
-	else
-		ok = ok && rqp->ibqp.qp_type != IB_QPT_RC;
-	peer->access = rqp->attr.qp_access_flags;
-	peer->qkey = rqp->attr.qkey;
-	peer->min_rnr_timer = rqp->attr.min_rnr_timer;
-	/* IBTA 11.6.3: the first message to arrive in RTR establishes. */
-	comm_est = ok && rqp->ibqp.qp_type == IB_QPT_RC &&
-		   rqp->state == IB_QPS_RTR && !rqp->comm_est;
-	if (comm_est)
-		rqp->comm_est = true;
-	spin_unlock_irqrestore(&rqp->state_lock, flags);
-
-	if (!ok) {
-		vhca_peer_put(peer);
-		return false;
-	}
-	if (comm_est && rqp->ibqp.event_handler) {
-		struct ib_event ev = {
-			.device = rqp->ibqp.device,
-			.element.qp = &rqp->ibqp,
-			.event = IB_EVENT_COMM_EST,
-		};
-
-		rqp->ibqp.event_handler(&ev, rqp->ibqp.qp_context);
-	}
-	return true;
-}
-
 /*
  * The network header a UD receive starts with, as RoCE v2 delivers it:
  * an IPv4 header in the last 20 bytes of the 40 for IPv4-mapped GIDs,
@@ -978,7 +900,7 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 	}
 
 	vhca_wqe_dest(qp, wqe, &dgid, &dqpn);
-	if (!vhca_peer_get(qp, &dgid, dqpn, &peer)) {
+	if (!vhca_fabric_resolve(qp, &dgid, dqpn, &peer)) {
 		ibdev_dbg(&qp->vdev->ibdev, "QP[%u] to %pI6 QP[%u]: no peer\n",
 			  qp->ibqp.qp_num, &dgid, dqpn);
 		if (qp->ibqp.qp_type != IB_QPT_RC) {
@@ -996,7 +918,7 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 			ibdev_dbg(&qp->vdev->ibdev,
 				  "QP[%u] to QP[%u]: Q_Key 0x%x, want 0x%x\n",
 				  qp->ibqp.qp_num, dqpn, qkey, peer.qkey);
-			vhca_peer_put(&peer);
+			vhca_fabric_release(&peer);
 			*status = IB_WC_SUCCESS;	/* dropped by the peer */
 			return VHCA_DONE;
 		}
@@ -1035,7 +957,7 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 	/* Hold a fault's device (the peer's, maybe) before the peer goes. */
 	if (qp->fault.pending)
 		qp->fault.held = ib_device_try_get(&qp->fault.vdev->ibdev);
-	vhca_peer_put(&peer);
+	vhca_fabric_release(&peer);
 	return v;
 }
 

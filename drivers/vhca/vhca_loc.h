@@ -82,6 +82,25 @@ void vhca_fabric_del(struct vhca_dev *vdev);
  * ib_device_try_get() taken (ib_device_put() it), or NULL.
  */
 struct vhca_dev *vhca_fabric_route(const union ib_gid *dgid);
+/**
+ * struct vhca_peer - the responder of one message
+ * @vdev: its device, with a registration reference
+ * @qp: its QP, with a reference
+ * @access: the responder QP's qp_access_flags
+ * @qkey: the responder QP's Q_Key (UD)
+ * @min_rnr_timer: the responder QP's RNR timer encoding
+ */
+struct vhca_peer {
+	struct vhca_dev *vdev;
+	struct vhca_qp *qp;
+	int access;
+	u32 qkey;
+	u8 min_rnr_timer;
+};
+
+bool vhca_fabric_resolve(struct vhca_qp *qp, const union ib_gid *dgid,
+			 u32 dqpn, struct vhca_peer *peer);
+void vhca_fabric_release(struct vhca_peer *peer);
 
 /* frwr.c: fast registration */
 /*
