@@ -10,15 +10,9 @@
  * responder QP and executes the responder's side too (taking a receive,
  * checking the rkey, moving the bytes, completing the receive).
  *
- * Every byte moves through the walker (walker.c): a local SGE is resolved
- * through its lkey with the requester QP's PD, a remote range through its
- * rkey with the responder QP's PD and number (a type 2 memory window
- * serves its own QP only), both by reading the mkey contexts and MTT/KLM
- * entries in device memory. Data is staged through a per-CPU
- * bounce buffer of VHCA_BOUNCE_SIZE bytes: a message that fits is read in
- * whole before anything is written, and a larger one has both sides
- * probed (walked without moving bytes) first, so a protection error is
- * found before the target is touched.
+ * Every byte moves between two cursors, one per side of the transfer,
+ * through the walker and a per-CPU bounce buffer, a protection error found
+ * before the target is touched: xfer.c.
  *
  * Counters: an incoming RDMA WRITE (with or without immediate) or atomic
  * collects the counter slots of the contexts its remote walks resolve
@@ -75,9 +69,6 @@
 /* WQEs one run of a send queue executes before yielding the worker. */
 #define VHCA_SQ_BUDGET		64
 
-/* Faults a copy resolved in place retries before it fails. */
-#define VHCA_SYNC_FAULT_TRIES	8
-
 /* The longest a transport retry waits, whatever the QP's timeout says. */
 #define VHCA_MAX_RETRY_DELAY_US	(USEC_PER_SEC / 4)
 
@@ -97,265 +88,6 @@ static const u32 vhca_rnr_usecs[32] = {
 	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
-
-/**
- * struct vhca_sgl - a cursor over a gather or scatter list
- * @vdev: device the keys belong to
- * @pdn: PD the keys are checked against
- * @qpn: number of the QP whose list it is
- * @sge: the list, or NULL for inline data
- * @inline_data: inline bytes (gather only), when @sge is NULL
- * @num: entries of @sge, or bytes of @inline_data
- * @idx: current entry
- * @off: bytes already moved in the current entry
- * @fault: where a page fault of its walks is recorded, or NULL
- */
-struct vhca_sgl {
-	struct vhca_dev *vdev;
-	u32 pdn;
-	u32 qpn;
-	const struct ib_sge *sge;
-	const u8 *inline_data;
-	u32 num;
-	u32 idx;
-	u64 off;
-	struct vhca_fault *fault;
-};
-
-/* A cursor over @qp's list @sge: its keys are checked against @qp's PD. */
-static void vhca_sgl_init(struct vhca_sgl *sgl, struct vhca_qp *qp,
-			  const struct ib_sge *sge, u32 num)
-{
-	*sgl = (struct vhca_sgl) {
-		.vdev = qp->vdev,
-		.pdn = qp->pdn,
-		.qpn = qp->ibqp.qp_num,
-		.sge = sge,
-		.num = num,
-	};
-}
-
-/* Bytes a list of SGEs covers; U64_MAX never results from 2^32 u32s. */
-static u64 vhca_sge_bytes(const struct ib_sge *sge, u32 num)
-{
-	u64 len = 0;
-	u32 i;
-
-	for (i = 0; i < num; i++)
-		len += sge[i].length;
-	return len;
-}
-
-/*
- * Move @len bytes between @buf and the list at its cursor, through the
- * walker; @buf NULL probes. The list must hold @len more bytes.
- */
-static int vhca_sgl_move(struct vhca_sgl *sgl, u8 *buf, u64 len,
-			 enum vhca_access_dir dir)
-{
-	int err;
-
-	if (!sgl->sge) {
-		if (buf && len)
-			memcpy(buf, sgl->inline_data + sgl->off, len);
-		sgl->off += len;
-		return 0;
-	}
-
-	while (len) {
-		const struct ib_sge *sge;
-		u64 n;
-
-		if (sgl->idx >= sgl->num)
-			return -EINVAL;
-		sge = &sgl->sge[sgl->idx];
-		n = min_t(u64, len, sge->length - sgl->off);
-		if (n) {
-			err = vhca_access_fault(sgl->vdev, sgl->pdn, sgl->qpn,
-						sge->lkey, sge->addr + sgl->off,
-						buf, n, dir, NULL, sgl->fault);
-			if (err)
-				return err;
-		}
-		sgl->off += n;
-		len -= n;
-		if (buf)
-			buf += n;
-		if (sgl->off == sge->length) {
-			sgl->idx++;
-			sgl->off = 0;
-		}
-	}
-	return 0;
-}
-
-/**
- * struct vhca_range - a remote range, as a cursor
- * @vdev: the responder's device
- * @pdn: the responder QP's PD
- * @qpn: the responder QP's number (a type 2 window's QP must match it)
- * @rkey: the rkey
- * @addr: next address
- * @counters: the operation's counter set (a remote write's), or NULL
- * @fault: where a page fault of its walks is recorded, or NULL
- */
-struct vhca_range {
-	struct vhca_dev *vdev;
-	u32 pdn;
-	u32 qpn;
-	u32 rkey;
-	u64 addr;
-	unsigned long *counters;
-	struct vhca_fault *fault;
-};
-
-static int vhca_range_move(struct vhca_range *r, u8 *buf, u64 len,
-			   enum vhca_access_dir dir)
-{
-	int err;
-
-	err = vhca_access_fault(r->vdev, r->pdn, r->qpn, r->rkey, r->addr,
-				buf, len, dir, r->counters, r->fault);
-	if (!err)
-		r->addr += len;
-	return err;
-}
-
-/* Which side of a transfer failed. */
-enum vhca_side {
-	VHCA_SRC,
-	VHCA_DST,
-};
-
-/* A transfer endpoint: an SGE list or a remote range. */
-struct vhca_end {
-	struct vhca_sgl *sgl;
-	struct vhca_range *range;
-	enum vhca_access_dir dir;
-};
-
-static int vhca_end_move(struct vhca_end *end, u8 *buf, u64 len)
-{
-	if (end->sgl)
-		return vhca_sgl_move(end->sgl, buf, len, end->dir);
-	return vhca_range_move(end->range, buf, len, end->dir);
-}
-
-/* Walk @len bytes from @end's cursor without moving any; the cursor stays. */
-static int vhca_end_probe(const struct vhca_end *end, u64 len)
-{
-	struct vhca_end e = *end;
-	struct vhca_sgl sgl;
-	struct vhca_range r;
-
-	if (e.sgl) {
-		sgl = *e.sgl;
-		e.sgl = &sgl;
-	} else {
-		r = *e.range;
-		e.range = &r;
-	}
-	return vhca_end_move(&e, NULL, len);
-}
-
-/*
- * Copy @len bytes from @src to @dst through the bounce buffer. A message
- * larger than one buffer has both ends probed first (the source only if
- * the caller has not, @src_probed). On failure, *@side says which end
- * refused.
- */
-static int vhca_xfer(struct vhca_dev *vdev, struct vhca_end *src,
-		     struct vhca_end *dst, u64 len, bool src_probed,
-		     enum vhca_side *side)
-{
-	int err = 0;
-
-	if (len > VHCA_BOUNCE_SIZE) {
-		*side = VHCA_SRC;
-		if (!src_probed) {
-			err = vhca_end_probe(src, len);
-			if (err)
-				return err;
-		}
-		*side = VHCA_DST;
-		err = vhca_end_probe(dst, len);
-		if (err)
-			return err;
-	}
-
-	while (len) {
-		u64 n = min_t(u64, len, VHCA_BOUNCE_SIZE);
-		u8 *bounce;
-
-		bounce = vdev->bounce[get_cpu()];
-		*side = VHCA_SRC;
-		err = vhca_end_move(src, bounce, n);
-		if (!err) {
-			*side = VHCA_DST;
-			err = vhca_end_move(dst, bounce, n);
-		}
-		put_cpu();
-		if (err)
-			return err;
-		len -= n;
-		cond_resched();
-	}
-	return 0;
-}
-
-/* --- copies that cannot restart: page faults resolved in place --- */
-
-/*
- * vhca_sgl_move() that resolves its page faults in place and retries
- * from the same cursor, for a copy that cannot be restarted as a whole.
- */
-static int vhca_sgl_move_sync(struct vhca_sgl *sgl, u8 *buf, u64 len,
-			      enum vhca_access_dir dir)
-{
-	struct vhca_sgl start = *sgl;
-	struct vhca_fault f = {};
-	unsigned int tries;
-	int err;
-
-	for (tries = 0;; tries++) {
-		sgl->fault = tries < VHCA_SYNC_FAULT_TRIES ? &f : NULL;
-		err = vhca_sgl_move(sgl, buf, len, dir);
-		if (!f.pending || !vhca_fault_resolve_sync(&f))
-			break;
-		*sgl = start;
-	}
-	sgl->fault = start.fault;
-	return err;
-}
-
-/*
- * The copy of a message into a receive already taken: vhca_xfer() whose
- * page faults, on either list, are resolved in place, the copy starting
- * over from the same cursors.
- */
-static int vhca_xfer_sync(struct vhca_dev *vdev, struct vhca_sgl *src,
-			  struct vhca_sgl *dst, u64 len, enum vhca_side *side)
-{
-	struct vhca_end s_end = { .sgl = src, .dir = VHCA_ACCESS_LOCAL_READ };
-	struct vhca_end d_end = { .sgl = dst, .dir = VHCA_ACCESS_LOCAL_WRITE };
-	struct vhca_sgl s0 = *src, d0 = *dst;
-	struct vhca_fault f = {};
-	unsigned int tries;
-	int err;
-
-	for (tries = 0;; tries++) {
-		src->fault = tries < VHCA_SYNC_FAULT_TRIES ? &f : NULL;
-		dst->fault = src->fault;
-		err = vhca_xfer(vdev, &s_end, &d_end, len, true, side);
-		if (!f.pending || !vhca_fault_resolve_sync(&f))
-			break;
-		*src = s0;
-		*dst = d0;
-	}
-	src->fault = s0.fault;
-	dst->fault = d0.fault;
-	return err;
-}
 
 /* --- completions --- */
 
@@ -472,7 +204,7 @@ static void vhca_make_grh(union rdma_network_hdr *hdr, const union ib_gid *sgid,
  */
 static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 			   struct vhca_peer *peer, struct vhca_recv_wqe *rwqe,
-			   struct vhca_sgl *src, u64 len, u64 report_len,
+			   struct vhca_cursor *src, u64 len, u64 report_len,
 			   union rdma_network_hdr *hdr,
 			   enum rdma_network_type type,
 			   enum ib_wc_status *status)
@@ -480,13 +212,14 @@ static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	struct vhca_qp *rqp = peer->qp;
 	bool ud = hdr;
 	bool solicited = wqe->send_flags & IB_SEND_SOLICITED;
-	struct vhca_sgl dst;
+	struct vhca_cursor dst;
 	struct ib_wc wc = { .opcode = IB_WC_RECV, .src_qp = qp->ibqp.qp_num };
 	enum vhca_side side;
 	u64 room;
 	int err;
 
-	vhca_sgl_init(&dst, rqp, rwqe->sge, rwqe->num_sge);
+	vhca_cursor_sgl(&dst, rqp, rwqe->sge, rwqe->num_sge,
+			VHCA_ACCESS_LOCAL_WRITE);
 	room = vhca_sge_bytes(rwqe->sge, rwqe->num_sge);
 
 	if (ud) {
@@ -497,8 +230,7 @@ static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 					 &wc, solicited);
 			return;
 		}
-		err = vhca_sgl_move_sync(&dst, (u8 *)hdr, sizeof(*hdr),
-					 VHCA_ACCESS_LOCAL_WRITE);
+		err = vhca_cursor_move_sync(&dst, (u8 *)hdr, sizeof(*hdr));
 		if (err) {
 			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_PROT_ERR,
 					 &wc, solicited);
@@ -579,7 +311,7 @@ static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 static enum vhca_verdict vhca_deliver_send(struct vhca_qp *qp,
 					   struct vhca_send_wqe *wqe,
 					   struct vhca_peer *peer,
-					   struct vhca_sgl *src, u64 len,
+					   struct vhca_cursor *src, u64 len,
 					   u64 report_len,
 					   enum ib_wc_status *status)
 {
@@ -587,9 +319,8 @@ static enum vhca_verdict vhca_deliver_send(struct vhca_qp *qp,
 	bool ud = qp->ibqp.qp_type != IB_QPT_RC;
 	struct vhca_recv_buf rbuf;
 	union rdma_network_hdr hdr;
-	struct vhca_end s_end = { .sgl = src, .dir = VHCA_ACCESS_LOCAL_READ };
 
-	if (vhca_end_probe(&s_end, len)) {
+	if (vhca_cursor_probe(src, len)) {
 		*status = IB_WC_LOC_PROT_ERR;
 		return VHCA_DONE;
 	}
@@ -655,10 +386,12 @@ static enum ib_wc_status vhca_remote_status(int err)
 static enum ib_wc_status vhca_rdma_move(struct vhca_qp *qp,
 					struct vhca_send_wqe *wqe,
 					struct vhca_peer *peer,
-					struct vhca_sgl *local, u64 len,
+					struct vhca_cursor *local, u64 len,
 					bool write, unsigned long *counters)
 {
-	struct vhca_range remote = {
+	struct vhca_cursor remote = {
+		.kind = VHCA_CURSOR_RANGE,
+		.dir = write ? VHCA_ACCESS_REMOTE_WRITE : VHCA_ACCESS_REMOTE_READ,
 		.vdev = peer->vdev,
 		.pdn = peer->qp->pdn,
 		.qpn = peer->qp->ibqp.qp_num,
@@ -666,14 +399,6 @@ static enum ib_wc_status vhca_rdma_move(struct vhca_qp *qp,
 		.addr = wqe->rdma.remote_addr,
 		.counters = counters,
 		.fault = vhca_qp_fault(qp),
-	};
-	struct vhca_end l_end = {
-		.sgl = local,
-		.dir = write ? VHCA_ACCESS_LOCAL_READ : VHCA_ACCESS_LOCAL_WRITE,
-	};
-	struct vhca_end r_end = {
-		.range = &remote,
-		.dir = write ? VHCA_ACCESS_REMOTE_WRITE : VHCA_ACCESS_REMOTE_READ,
 	};
 	enum vhca_side side;
 	int err;
@@ -685,9 +410,9 @@ static enum ib_wc_status vhca_rdma_move(struct vhca_qp *qp,
 		return IB_WC_SUCCESS;
 
 	if (write)
-		err = vhca_xfer(qp->vdev, &l_end, &r_end, len, false, &side);
+		err = vhca_xfer(qp->vdev, local, &remote, len, false, &side);
 	else
-		err = vhca_xfer(qp->vdev, &r_end, &l_end, len, false, &side);
+		err = vhca_xfer(qp->vdev, &remote, local, len, false, &side);
 	if (!err)
 		return IB_WC_SUCCESS;
 	/* The local end is a WRITE's source and a READ's sink. */
@@ -704,7 +429,7 @@ static enum ib_wc_status vhca_rdma_move(struct vhca_qp *qp,
 static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 					struct vhca_send_wqe *wqe,
 					struct vhca_peer *peer,
-					struct vhca_sgl *dst,
+					struct vhca_cursor *dst,
 					enum ib_wc_status *status,
 					unsigned long *counters)
 {
@@ -713,7 +438,6 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 	u32 rqpn = peer->qp->ibqp.qp_num;
 	u64 addr = wqe->atomic.remote_addr;
 	u32 rkey = wqe->atomic.rkey;
-	struct vhca_sgl probe;
 	u64 orig, val;
 	int err;
 
@@ -726,8 +450,7 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 		return VHCA_DONE;
 	}
 	/* The local result SGE is checked before the target changes. */
-	probe = *dst;
-	err = vhca_sgl_move(&probe, NULL, sizeof(u64), VHCA_ACCESS_LOCAL_WRITE);
+	err = vhca_cursor_probe(dst, sizeof(u64));
 	if (err) {
 		*status = IB_WC_LOC_PROT_ERR;
 		return VHCA_DONE;
@@ -757,8 +480,7 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 	}
 
 	/* The target changed: the result lands now or the WQE fails. */
-	err = vhca_sgl_move_sync(dst, (u8 *)&orig, sizeof(orig),
-				 VHCA_ACCESS_LOCAL_WRITE);
+	err = vhca_cursor_move_sync(dst, (u8 *)&orig, sizeof(orig));
 	*status = err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 	return VHCA_DONE;
 }
@@ -773,7 +495,7 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
 static enum vhca_verdict vhca_do_write(struct vhca_qp *qp,
 				       struct vhca_send_wqe *wqe,
 				       struct vhca_peer *peer,
-				       struct vhca_sgl *local, u64 len,
+				       struct vhca_cursor *local, u64 len,
 				       enum ib_wc_status *status)
 {
 	enum vhca_verdict v = VHCA_DONE;
@@ -783,9 +505,9 @@ static enum vhca_verdict vhca_do_write(struct vhca_qp *qp,
 	*status = vhca_rdma_move(qp, wqe, peer, local, len, true, cnt.ids);
 	if (*status == IB_WC_SUCCESS &&
 	    wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
-		struct vhca_sgl none;
+		struct vhca_cursor none;
 
-		vhca_sgl_init(&none, qp, NULL, 0);
+		vhca_cursor_sgl(&none, qp, NULL, 0, VHCA_ACCESS_LOCAL_READ);
 		v = vhca_deliver_send(qp, wqe, peer, &none, 0, len, status);
 	}
 	vhca_counted_end(peer->vdev, &cnt,
@@ -797,7 +519,7 @@ static enum vhca_verdict vhca_do_write(struct vhca_qp *qp,
 static enum vhca_verdict vhca_exec_atomic(struct vhca_qp *qp,
 					  struct vhca_send_wqe *wqe,
 					  struct vhca_peer *peer,
-					  struct vhca_sgl *dst,
+					  struct vhca_cursor *dst,
 					  enum ib_wc_status *status)
 {
 	struct vhca_counted cnt;
@@ -872,8 +594,9 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 				       enum ib_wc_status *status, u32 *byte_len)
 {
 	struct vhca_peer peer;
+	enum vhca_access_dir dir;
 	enum vhca_verdict v;
-	struct vhca_sgl sgl;
+	struct vhca_cursor sgl;
 	union ib_gid dgid;
 	u32 dqpn;
 	u64 len;
@@ -884,12 +607,17 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 		return VHCA_DONE;
 	}
 
+	/* A READ's and an atomic's list is where the response lands. */
+	dir = wqe->opcode == IB_WR_RDMA_READ ||
+	      wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	      wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD ?
+	      VHCA_ACCESS_LOCAL_WRITE : VHCA_ACCESS_LOCAL_READ;
 	if (wqe->send_flags & IB_SEND_INLINE) {
-		vhca_sgl_init(&sgl, qp, NULL, wqe->inline_len);
+		vhca_cursor_sgl(&sgl, qp, NULL, wqe->inline_len, dir);
 		sgl.inline_data = wqe->inline_data;
 		len = wqe->inline_len;
 	} else {
-		vhca_sgl_init(&sgl, qp, wqe->sge, wqe->num_sge);
+		vhca_cursor_sgl(&sgl, qp, wqe->sge, wqe->num_sge, dir);
 		sgl.fault = vhca_qp_fault(qp);
 		len = vhca_sge_bytes(wqe->sge, wqe->num_sge);
 	}
