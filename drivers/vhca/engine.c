@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vhca engine: executes work requests the way an HCA's DMA engine does.
+ * vhca engine: the send-queue scheduler and the requester; executes work
+ * requests the way an HCA's DMA engine does.
  *
  * Every QP's send queue runs on the device's workqueue (post_send only
  * queues and kicks, so it never sleeps). The engine takes the WQE at the
@@ -10,17 +11,22 @@
  * responder QP and executes the responder's side too (taking a receive,
  * checking the rkey, moving the bytes, completing the receive).
  *
+ * Flow of one WQE: vhca_engine_kick() queues the QP's vhca_sq_work(),
+ * whose vhca_sq_run() takes the WQE at the tail (queue.h) and, with the
+ * QP in RTS, calls vhca_exec_wqe(). A memory-management WR executes
+ * locally (frwr.c); any other gets a cursor over its list (xfer.c), its
+ * responder (vhca_fabric_resolve(), fabric.c) and a request, which the
+ * responder executes (vhca_respond(), resp.c). The verdict completes the
+ * WQE (vhca_sq_complete()), or arms the RNR or transport retry timer
+ * (vhca_retry()); a page fault parks the QP instead (vhca_fault_raise(),
+ * fault.c). A queue found empty may be polled a while (engine_linger_us)
+ * before the worker is given back. The file reads: completions, the
+ * requester, retries, the scheduler, then the QP's and the device's
+ * engine state.
+ *
  * Every byte moves between two cursors, one per side of the transfer,
  * through the walker and a per-CPU bounce buffer, a protection error found
  * before the target is touched: xfer.c.
- *
- * Counters: an incoming RDMA WRITE (with or without immediate) or atomic
- * collects the counter slots of the contexts its remote walks resolve
- * (vhca_counted_begin()), and once it has succeeded at the responder the
- * engine adds one to each distinct one (vhca_counted_end()) before the
- * requester's completion is posted. A failed operation, a READ and the
- * local side of any operation (a receive's scatter, a READ response
- * landing locally) add nothing.
  *
  * Page faults (ODP) park the QP on the device's fault queue: fault.c.
  *
@@ -41,7 +47,6 @@
  *   UD: message longer than 4096 bytes          IB_WC_LOC_LEN_ERR
  * An error completion moves the requester QP to ERR; the rest of its send
  * queue completes with IB_WC_WR_FLUSH_ERR.
- *
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -74,13 +79,6 @@
 
 /* Largest UD message: one packet of the largest path MTU. */
 #define VHCA_UD_MAX_MSG		4096
-
-/* What delivering a message to the responder came to. */
-enum vhca_verdict {
-	VHCA_DONE,	/* completed, with the status in the completion */
-	VHCA_RNR,	/* receiver not ready: retry after its RNR timer */
-	VHCA_LOST,	/* no responder answered: retry after the timeout */
-};
 
 /* IBTA's RNR NAK timer encodings, in microseconds. */
 static const u32 vhca_rnr_usecs[32] = {
@@ -144,394 +142,6 @@ static void vhca_sq_complete(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 		vhca_queue_send_cqe(qp, &wc);
 }
 
-/* Complete a receive of @rqp. */
-static void vhca_rq_complete(struct vhca_qp *rqp, u64 wr_id,
-			     enum ib_wc_status status, struct ib_wc *tmpl,
-			     bool solicited)
-{
-	struct ib_wc wc = *tmpl;
-
-	ibdev_dbg(&rqp->vdev->ibdev, "QP[%u] receive 0x%llx: %s, %u bytes\n",
-		  rqp->ibqp.qp_num, wr_id, ib_wc_status_msg(status),
-		  tmpl->byte_len);
-	wc.wr_id = wr_id;
-	wc.status = status;
-	wc.qp = &rqp->ibqp;
-	wc.port_num = VHCA_PORT_NUM;
-	vhca_queue_recv_cqe(rqp, &wc, solicited);
-}
-
-/* --- the responder --- */
-
-/*
- * The network header a UD receive starts with, as RoCE v2 delivers it:
- * an IPv4 header in the last 20 bytes of the 40 for IPv4-mapped GIDs,
- * else an IPv6 header (the GRH).
- */
-static void vhca_make_grh(union rdma_network_hdr *hdr, const union ib_gid *sgid,
-			  const union ib_gid *dgid, u32 paylen,
-			  enum rdma_network_type *type)
-{
-	memset(hdr, 0, sizeof(*hdr));
-	if (ipv6_addr_v4mapped((const struct in6_addr *)sgid)) {
-		struct iphdr *ip = &hdr->roce4grh;
-
-		ip->version = 4;
-		ip->ihl = 5;
-		ip->ttl = 64;
-		ip->protocol = IPPROTO_UDP;
-		ip->tot_len = htons(sizeof(*ip) + paylen);
-		memcpy(&ip->saddr, &sgid->raw[12], 4);
-		memcpy(&ip->daddr, &dgid->raw[12], 4);
-		ip->check = ip_fast_csum((u8 *)ip, ip->ihl);
-		*type = RDMA_NETWORK_IPV4;
-	} else {
-		struct ib_grh *grh = &hdr->ibgrh;
-
-		grh->version_tclass_flow = cpu_to_be32(6 << 28);
-		grh->paylen = cpu_to_be16(paylen);
-		grh->next_hdr = IPPROTO_UDP;
-		grh->hop_limit = 64;
-		grh->sgid = *sgid;
-		grh->dgid = *dgid;
-		*type = RDMA_NETWORK_IPV6;
-	}
-}
-
-/*
- * Fill the receive @rwqe of @peer's QP with the message of @qp's @wqe and
- * complete it. @hdr is the network header of a UD message, else NULL.
- */
-static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
-			   struct vhca_peer *peer, struct vhca_recv_wqe *rwqe,
-			   struct vhca_cursor *src, u64 len, u64 report_len,
-			   union rdma_network_hdr *hdr,
-			   enum rdma_network_type type,
-			   enum ib_wc_status *status)
-{
-	struct vhca_qp *rqp = peer->qp;
-	bool ud = hdr;
-	bool solicited = wqe->send_flags & IB_SEND_SOLICITED;
-	struct vhca_cursor dst;
-	struct ib_wc wc = { .opcode = IB_WC_RECV, .src_qp = qp->ibqp.qp_num };
-	enum vhca_side side;
-	u64 room;
-	int err;
-
-	vhca_cursor_sgl(&dst, rqp, rwqe->sge, rwqe->num_sge,
-			VHCA_ACCESS_LOCAL_WRITE);
-	room = vhca_sge_bytes(rwqe->sge, rwqe->num_sge);
-
-	if (ud) {
-		/* UD: a receive too short or refused loses the message. */
-		*status = IB_WC_SUCCESS;
-		if (room < sizeof(*hdr) + len) {
-			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_LEN_ERR,
-					 &wc, solicited);
-			return;
-		}
-		err = vhca_cursor_move_sync(&dst, (u8 *)hdr, sizeof(*hdr));
-		if (err) {
-			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_PROT_ERR,
-					 &wc, solicited);
-			return;
-		}
-		wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
-		wc.network_hdr_type = type;
-		wc.byte_len = sizeof(*hdr) + len;
-	} else {
-		if (room < len) {
-			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_LEN_ERR,
-					 &wc, solicited);
-			vhca_queue_error(rqp);
-			*status = IB_WC_REM_INV_REQ_ERR;
-			return;
-		}
-		wc.byte_len = report_len;
-	}
-
-	err = vhca_xfer_sync(qp->vdev, src, &dst, len, &side);
-	if (err) {
-		/*
-		 * The gather list was probed, so a source error means its
-		 * MR changed meanwhile: the message is cut short.
-		 */
-		vhca_rq_complete(rqp, rwqe->wr_id, side == VHCA_SRC ?
-				 IB_WC_REM_ABORT_ERR : IB_WC_LOC_PROT_ERR,
-				 &wc, solicited);
-		if (!ud)
-			vhca_queue_error(rqp);
-		if (side == VHCA_SRC)
-			*status = IB_WC_LOC_PROT_ERR;
-		else
-			*status = ud ? IB_WC_SUCCESS : IB_WC_REM_OP_ERR;
-		return;
-	}
-
-	switch (wqe->opcode) {
-	case IB_WR_SEND_WITH_IMM:
-		wc.wc_flags |= IB_WC_WITH_IMM;
-		wc.ex.imm_data = wqe->ex.imm_data;
-		break;
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		wc.wc_flags |= IB_WC_WITH_IMM;
-		wc.ex.imm_data = wqe->ex.imm_data;
-		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
-		break;
-	case IB_WR_SEND_WITH_INV:
-		err = vhca_exec_inv(peer->vdev, rqp->pdn, rqp->ibqp.qp_num,
-				    wqe->ex.invalidate_rkey);
-		if (err) {
-			vhca_rq_complete(rqp, rwqe->wr_id,
-					 IB_WC_REM_INV_REQ_ERR, &wc, false);
-			vhca_queue_error(rqp);
-			*status = IB_WC_REM_INV_REQ_ERR;
-			return;
-		}
-		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
-		wc.ex.invalidate_rkey = wqe->ex.invalidate_rkey;
-		break;
-	default:
-		break;
-	}
-
-	vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_SUCCESS, &wc, solicited);
-	*status = IB_WC_SUCCESS;
-}
-
-/*
- * Deliver a SEND (or the receive half of RDMA WRITE with immediate) of
- * @qp's WQE to @peer. @src is the gather cursor, @len the bytes to move
- * into the receive, @report_len the byte count its completion reports.
- *
- * The requester's side is checked first (the gather list is probed, the
- * source GID of a UD message looked up), so that a local error fails the
- * send before the responder's receive is touched, as on a wire.
- */
-static enum vhca_verdict vhca_deliver_send(struct vhca_qp *qp,
-					   struct vhca_send_wqe *wqe,
-					   struct vhca_peer *peer,
-					   struct vhca_cursor *src, u64 len,
-					   u64 report_len,
-					   enum ib_wc_status *status)
-{
-	enum rdma_network_type type = RDMA_NETWORK_IB;
-	bool ud = qp->ibqp.qp_type != IB_QPT_RC;
-	struct vhca_recv_buf rbuf;
-	union rdma_network_hdr hdr;
-
-	if (vhca_cursor_probe(src, len)) {
-		*status = IB_WC_LOC_PROT_ERR;
-		return VHCA_DONE;
-	}
-	if (ud) {
-		const struct ib_gid_attr *sattr;
-
-		sattr = rdma_get_gid_attr(&qp->vdev->ibdev, VHCA_PORT_NUM,
-					  wqe->ud.sgid_index);
-		if (IS_ERR(sattr)) {
-			/* The source GID went away: nothing can be sent. */
-			*status = IB_WC_LOC_QP_OP_ERR;
-			return VHCA_DONE;
-		}
-		vhca_make_grh(&hdr, &sattr->gid, &wqe->ud.dgid, len + 8,
-			      &type);
-		rdma_put_gid_attr(sattr);
-	}
-
-	switch (vhca_queue_rq_take(peer->qp, &rbuf.wqe)) {
-	case VHCA_TAKEN:
-		break;
-	case VHCA_EMPTY:
-		if (!ud)
-			return VHCA_RNR;
-		*status = IB_WC_SUCCESS;	/* UD: dropped */
-		return VHCA_DONE;
-	case VHCA_GONE:
-		if (!ud)
-			return VHCA_LOST;
-		*status = IB_WC_SUCCESS;
-		return VHCA_DONE;
-	}
-
-	vhca_fill_recv(qp, wqe, peer, &rbuf.wqe, src, len, report_len,
-		       ud ? &hdr : NULL, type, status);
-	vhca_queue_rq_done(peer->qp);
-	return VHCA_DONE;
-}
-
-/*
- * Is the responder QP enabled for the operation (IB_ACCESS_* @right)?
- * If not, the request is invalid for it: IB_WC_REM_INV_REQ_ERR, as
- * ibv_poll_cq(3) and rxe have it; the MR's own rights are the rkey's
- * business (IB_WC_REM_ACCESS_ERR).
- */
-static bool vhca_peer_allows(const struct vhca_peer *peer, int right)
-{
-	return (peer->access & right) == right;
-}
-
-/* Map a walker error on the remote range to the requester's status. */
-static enum ib_wc_status vhca_remote_status(int err)
-{
-	return err == -EINVAL ? IB_WC_REM_OP_ERR : IB_WC_REM_ACCESS_ERR;
-}
-
-/*
- * Move the bytes of an RDMA WRITE (@write) or READ between @local, the
- * requester's SGEs, and the WQE's remote range on @peer. Zero bytes check
- * only that the responder QP allows the operation, not the rkey (IBTA).
- * A WRITE's remote walks record their counters in @counters.
- */
-static enum ib_wc_status vhca_rdma_move(struct vhca_qp *qp,
-					struct vhca_send_wqe *wqe,
-					struct vhca_peer *peer,
-					struct vhca_cursor *local, u64 len,
-					bool write, unsigned long *counters)
-{
-	struct vhca_cursor remote = {
-		.kind = VHCA_CURSOR_RANGE,
-		.dir = write ? VHCA_ACCESS_REMOTE_WRITE : VHCA_ACCESS_REMOTE_READ,
-		.vdev = peer->vdev,
-		.pdn = peer->qp->pdn,
-		.qpn = peer->qp->ibqp.qp_num,
-		.rkey = wqe->rdma.rkey,
-		.addr = wqe->rdma.remote_addr,
-		.counters = counters,
-		.fault = vhca_qp_fault(qp),
-	};
-	enum vhca_side side;
-	int err;
-
-	if (!vhca_peer_allows(peer, write ? IB_ACCESS_REMOTE_WRITE :
-					    IB_ACCESS_REMOTE_READ))
-		return IB_WC_REM_INV_REQ_ERR;
-	if (!len)
-		return IB_WC_SUCCESS;
-
-	if (write)
-		err = vhca_xfer(qp->vdev, local, &remote, len, false, &side);
-	else
-		err = vhca_xfer(qp->vdev, &remote, local, len, false, &side);
-	if (!err)
-		return IB_WC_SUCCESS;
-	/* The local end is a WRITE's source and a READ's sink. */
-	if (side == (write ? VHCA_SRC : VHCA_DST))
-		return IB_WC_LOC_PROT_ERR;
-	return vhca_remote_status(err);
-}
-
-/*
- * An atomic on @peer, its original value landing in @dst. Both walks of
- * the target record their counters in @counters: a successful atomic
- * counts as a remote write whether or not a compare-and-swap swapped.
- */
-static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
-					struct vhca_send_wqe *wqe,
-					struct vhca_peer *peer,
-					struct vhca_cursor *dst,
-					enum ib_wc_status *status,
-					unsigned long *counters)
-{
-	struct vhca_dev *rdev = peer->vdev;
-	u32 rpdn = peer->qp->pdn;
-	u32 rqpn = peer->qp->ibqp.qp_num;
-	u64 addr = wqe->atomic.remote_addr;
-	u32 rkey = wqe->atomic.rkey;
-	u64 orig, val;
-	int err;
-
-	if (!vhca_peer_allows(peer, IB_ACCESS_REMOTE_ATOMIC)) {
-		*status = IB_WC_REM_INV_REQ_ERR;
-		return VHCA_DONE;
-	}
-	if (!IS_ALIGNED(addr, sizeof(u64))) {
-		*status = IB_WC_REM_INV_REQ_ERR;
-		return VHCA_DONE;
-	}
-	/* The local result SGE is checked before the target changes. */
-	err = vhca_cursor_probe(dst, sizeof(u64));
-	if (err) {
-		*status = IB_WC_LOC_PROT_ERR;
-		return VHCA_DONE;
-	}
-
-	/* A fault on the target leaves it unchanged: the WQE restarts. */
-	spin_lock_bh(&rdev->atomic_lock);
-	err = vhca_access_fault(rdev, rpdn, rqpn, rkey, addr, &orig,
-				sizeof(orig), VHCA_ACCESS_ATOMIC_READ,
-				counters, vhca_qp_fault(qp));
-	if (!err) {
-		if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP)
-			val = orig == wqe->atomic.compare_add ?
-			      wqe->atomic.swap : orig;
-		else
-			val = orig + wqe->atomic.compare_add;
-		if (val != orig || wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
-			err = vhca_access_fault(rdev, rpdn, rqpn, rkey,
-						addr, &val, sizeof(val),
-						VHCA_ACCESS_ATOMIC_WRITE,
-						counters, vhca_qp_fault(qp));
-	}
-	spin_unlock_bh(&rdev->atomic_lock);
-	if (err) {
-		*status = vhca_remote_status(err);
-		return VHCA_DONE;
-	}
-
-	/* The target changed: the result lands now or the WQE fails. */
-	err = vhca_cursor_move_sync(dst, (u8 *)&orig, sizeof(orig));
-	*status = err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
-	return VHCA_DONE;
-}
-
-/*
- * An RDMA WRITE, with or without immediate, to @peer. With immediate
- * data a receive is consumed after the data lands; without one the
- * responder NAKs (RNR) and the retry writes the same bytes again, as a
- * retransmission would. The counters of the target count only the
- * attempt that completes successfully.
- */
-static enum vhca_verdict vhca_do_write(struct vhca_qp *qp,
-				       struct vhca_send_wqe *wqe,
-				       struct vhca_peer *peer,
-				       struct vhca_cursor *local, u64 len,
-				       enum ib_wc_status *status)
-{
-	enum vhca_verdict v = VHCA_DONE;
-	struct vhca_counted cnt;
-
-	vhca_counted_begin(&cnt);
-	*status = vhca_rdma_move(qp, wqe, peer, local, len, true, cnt.ids);
-	if (*status == IB_WC_SUCCESS &&
-	    wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
-		struct vhca_cursor none;
-
-		vhca_cursor_sgl(&none, qp, NULL, 0, VHCA_ACCESS_LOCAL_READ);
-		v = vhca_deliver_send(qp, wqe, peer, &none, 0, len, status);
-	}
-	vhca_counted_end(peer->vdev, &cnt,
-			 v == VHCA_DONE && *status == IB_WC_SUCCESS);
-	return v;
-}
-
-/* An atomic to @peer; its target's counters count if it succeeds. */
-static enum vhca_verdict vhca_exec_atomic(struct vhca_qp *qp,
-					  struct vhca_send_wqe *wqe,
-					  struct vhca_peer *peer,
-					  struct vhca_cursor *dst,
-					  enum ib_wc_status *status)
-{
-	struct vhca_counted cnt;
-	enum vhca_verdict v;
-
-	vhca_counted_begin(&cnt);
-	v = vhca_do_atomic(qp, wqe, peer, dst, status, cnt.ids);
-	vhca_counted_end(peer->vdev, &cnt,
-			 v == VHCA_DONE && *status == IB_WC_SUCCESS);
-	return v;
-}
-
 /* --- the requester --- */
 
 /* Where @qp's WQE goes: the connected peer for RC, the AH's for UD. */
@@ -586,6 +196,107 @@ static enum ib_wc_status vhca_exec_local(struct vhca_qp *qp,
 }
 
 /*
+ * The network header a UD receive starts with, as RoCE v2 delivers it:
+ * an IPv4 header in the last 20 bytes of the 40 for IPv4-mapped GIDs,
+ * else an IPv6 header (the GRH).
+ */
+static void vhca_make_grh(union rdma_network_hdr *hdr, const union ib_gid *sgid,
+			  const union ib_gid *dgid, u32 paylen,
+			  enum rdma_network_type *type)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	if (ipv6_addr_v4mapped((const struct in6_addr *)sgid)) {
+		struct iphdr *ip = &hdr->roce4grh;
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->ttl = 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->tot_len = htons(sizeof(*ip) + paylen);
+		memcpy(&ip->saddr, &sgid->raw[12], 4);
+		memcpy(&ip->daddr, &dgid->raw[12], 4);
+		ip->check = ip_fast_csum((u8 *)ip, ip->ihl);
+		*type = RDMA_NETWORK_IPV4;
+	} else {
+		struct ib_grh *grh = &hdr->ibgrh;
+
+		grh->version_tclass_flow = cpu_to_be32(6 << 28);
+		grh->paylen = cpu_to_be16(paylen);
+		grh->next_hdr = IPPROTO_UDP;
+		grh->hop_limit = 64;
+		grh->sgid = *sgid;
+		grh->dgid = *dgid;
+		*type = RDMA_NETWORK_IPV6;
+	}
+}
+
+/*
+ * The requester's side of a SEND, checked before the responder's receive
+ * is touched, as on a wire: the gather list @src is probed for its @len
+ * bytes and, for UD, the network header @hdr built from the source GID.
+ */
+static enum ib_wc_status vhca_send_prepare(struct vhca_qp *qp,
+					   struct vhca_send_wqe *wqe,
+					   struct vhca_cursor *src, u64 len,
+					   union rdma_network_hdr *hdr,
+					   enum rdma_network_type *type)
+{
+	const struct ib_gid_attr *sattr;
+
+	if (vhca_cursor_probe(src, len))
+		return IB_WC_LOC_PROT_ERR;
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		return IB_WC_SUCCESS;
+
+	sattr = rdma_get_gid_attr(&qp->vdev->ibdev, VHCA_PORT_NUM,
+				  wqe->ud.sgid_index);
+	if (IS_ERR(sattr)) {
+		/* The source GID went away: nothing can be sent. */
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+	vhca_make_grh(hdr, &sattr->gid, &wqe->ud.dgid, len + 8, type);
+	rdma_put_gid_attr(sattr);
+	return IB_WC_SUCCESS;
+}
+
+/* The request @qp's @wqe makes of its responder; @local holds @len bytes. */
+static void vhca_req_init(struct vhca_req *req, struct vhca_qp *qp,
+			  struct vhca_send_wqe *wqe, struct vhca_cursor *local,
+			  u64 len)
+{
+	*req = (struct vhca_req) {
+		.opcode = wqe->opcode,
+		.ud = qp->ibqp.qp_type != IB_QPT_RC,
+		.solicited = wqe->send_flags & IB_SEND_SOLICITED,
+		.src_qpn = qp->ibqp.qp_num,
+		.len = len,
+		.imm_data = wqe->ex.imm_data,
+		.invalidate_rkey = wqe->ex.invalidate_rkey,
+		.net_type = RDMA_NETWORK_IB,
+		.local = local,
+		.vdev = qp->vdev,
+		.fault = vhca_qp_fault(qp),
+	};
+	switch (wqe->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		req->remote_addr = wqe->rdma.remote_addr;
+		req->rkey = wqe->rdma.rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		req->remote_addr = wqe->atomic.remote_addr;
+		req->rkey = wqe->atomic.rkey;
+		req->compare_add = wqe->atomic.compare_add;
+		req->swap = wqe->atomic.swap;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
  * Execute @wqe, the WQE at the tail of @qp's send queue.
  * Return: the verdict; with VHCA_DONE, *@status and *@byte_len are set.
  */
@@ -593,10 +304,12 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 				       struct vhca_send_wqe *wqe,
 				       enum ib_wc_status *status, u32 *byte_len)
 {
+	union rdma_network_hdr grh;
 	struct vhca_peer peer;
 	enum vhca_access_dir dir;
 	enum vhca_verdict v;
 	struct vhca_cursor sgl;
+	struct vhca_req req;
 	union ib_gid dgid;
 	u32 dqpn;
 	u64 len;
@@ -652,27 +365,30 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 		}
 	}
 
+	vhca_req_init(&req, qp, wqe, &sgl, len);
 	switch (wqe->opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 	case IB_WR_SEND_WITH_INV:
-		v = vhca_deliver_send(qp, wqe, &peer, &sgl, len, len, status);
+		*status = vhca_send_prepare(qp, wqe, &sgl, len, &grh,
+					    &req.net_type);
+		v = VHCA_DONE;
+		if (*status == IB_WC_SUCCESS) {
+			if (req.ud)
+				req.grh = &grh;
+			v = vhca_respond(&peer, &req, status);
+		}
 		*byte_len = len;
 		break;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		v = vhca_do_write(qp, wqe, &peer, &sgl, len, status);
-		*byte_len = len;
-		break;
 	case IB_WR_RDMA_READ:
-		*status = vhca_rdma_move(qp, wqe, &peer, &sgl, len, false,
-					 NULL);
-		v = VHCA_DONE;
+		v = vhca_respond(&peer, &req, status);
 		*byte_len = len;
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		v = vhca_exec_atomic(qp, wqe, &peer, &sgl, status);
+		v = vhca_respond(&peer, &req, status);
 		*byte_len = sizeof(u64);
 		break;
 	default:
@@ -688,6 +404,8 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 	vhca_fabric_release(&peer);
 	return v;
 }
+
+/* --- retries --- */
 
 /*
  * A retry is due for the WQE at the tail: count it and arm the timer.
@@ -730,6 +448,8 @@ static bool vhca_retry(struct vhca_qp *qp, enum vhca_verdict v)
 	queue_delayed_work(qp->vdev->wq, &qp->retry_work, max(delay, 1UL));
 	return true;
 }
+
+/* --- the scheduler --- */
 
 /*
  * How long a send queue's engine waits for the next WQE, polling, after
@@ -883,6 +603,8 @@ static void vhca_retry_work(struct work_struct *work)
 
 	queue_work(qp->vdev->wq, &qp->sq_work);
 }
+
+/* --- a QP's and a device's engine state --- */
 
 /**
  * vhca_engine_qp_init - prepare a QP's engine state

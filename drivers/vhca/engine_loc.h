@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * vhca engine: prototypes shared by the engine's files only (engine.c,
- * xfer.c, fault.c). The rest of the driver calls the engine through engine.h.
+ * resp.c, xfer.c, fault.c). The rest of the driver calls the engine
+ * through engine.h.
  */
 #ifndef _VHCA_ENGINE_LOC_H
 #define _VHCA_ENGINE_LOC_H
@@ -9,6 +10,8 @@
 #include <rdma/vhca.h>
 
 #include "vhca.h"
+
+struct vhca_peer;
 
 /* Where @qp's walks record a fault: nowhere once one failed. */
 static inline struct vhca_fault *vhca_qp_fault(struct vhca_qp *qp)
@@ -82,6 +85,58 @@ int vhca_xfer(struct vhca_dev *vdev, struct vhca_cursor *src,
 int vhca_cursor_move_sync(struct vhca_cursor *cur, u8 *buf, u64 len);
 int vhca_xfer_sync(struct vhca_dev *vdev, struct vhca_cursor *src,
 		   struct vhca_cursor *dst, u64 len, enum vhca_side *side);
+
+/* What delivering a message to the responder came to. */
+enum vhca_verdict {
+	VHCA_DONE,	/* completed, with the status in the completion */
+	VHCA_RNR,	/* receiver not ready: retry after its RNR timer */
+	VHCA_LOST,	/* no responder answered: retry after the timeout */
+};
+
+/**
+ * struct vhca_req - a request message, as it reaches the responder
+ * @opcode: what it asks: IB_WR_SEND, _WITH_IMM or _WITH_INV,
+ *	IB_WR_RDMA_WRITE or _WITH_IMM, IB_WR_RDMA_READ, or an atomic
+ * @ud: a datagram (UD or GSI QPs): a receive too short or refused loses it
+ * @solicited: sent with IB_SEND_SOLICITED
+ * @src_qpn: the requester QP's number
+ * @len: bytes it carries (SEND, WRITE) or asks for (READ)
+ * @remote_addr: RDMA and atomics: the target address
+ * @rkey: RDMA and atomics: the target's rkey
+ * @compare_add: atomics: the compare (CMP_AND_SWP) or add operand
+ * @swap: CMP_AND_SWP: the swap operand
+ * @imm_data: _WITH_IMM only: the immediate data
+ * @invalidate_rkey: SEND_WITH_INV only: the key to invalidate
+ * @grh: UD: the network header the receive starts with; else NULL
+ * @net_type: UD: the type of @grh
+ * @local: the requester's side: the source of a SEND or WRITE, where a
+ *	READ's data or an atomic's original value lands
+ * @vdev: the requester's device, whose bounce buffers carry the bytes
+ * @fault: where a page fault on the responder's memory is recorded for
+ *	the requester, or NULL
+ */
+struct vhca_req {
+	u32 opcode;
+	bool ud;
+	bool solicited;
+	u32 src_qpn;
+	u64 len;
+	u64 remote_addr;
+	u32 rkey;
+	u64 compare_add;
+	u64 swap;
+	__be32 imm_data;
+	u32 invalidate_rkey;
+	union rdma_network_hdr *grh;
+	enum rdma_network_type net_type;
+	struct vhca_cursor *local;
+	struct vhca_dev *vdev;
+	struct vhca_fault *fault;
+};
+
+/* resp.c: the responder */
+enum vhca_verdict vhca_respond(struct vhca_peer *peer, struct vhca_req *req,
+			       enum ib_wc_status *status);
 
 /* fault.c: the ODP fault queue */
 bool vhca_fault_resolve_sync(struct vhca_fault *f);
