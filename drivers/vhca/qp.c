@@ -245,7 +245,7 @@ static bool vhca_wr_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
 /*
  * An atomic returns the old u64 into one 8-byte SGE. The remote address
  * is the responder's to judge: a misaligned one completes with
- * IB_WC_REM_INV_REQ_ERR (engine.c), as IBTA's invalid request NAK.
+ * IB_WC_REM_INV_REQ_ERR (resp.c), as IBTA's invalid request NAK.
  */
 static int vhca_atomic_wr_check(const struct ib_send_wr *wr)
 {

@@ -176,7 +176,7 @@ struct vhca_fault {
  * @bounce: per possible CPU, a VHCA_BOUNCE_SIZE staging buffer the engine
  *	moves data through, used with preemption disabled
  * @fault_wq: the page-fault queue: a parked QP's fault, and asynchronous
- *	prefetches, run on it (engine.c)
+ *	prefetches (mr.c), run on it (fault.c)
  * @odp: page-fault counters (debugfs "odp")
  * @fabric_node: entry on the loopback fabric's port list (fabric.c)
  * @list: entry on the live or the dead device list; protected by
