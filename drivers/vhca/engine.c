@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vhca engine: executes work requests the way an HCA's DMA engine does.
+ * vhca engine: the send-queue scheduler and the requester; executes work
+ * requests the way an HCA's DMA engine does.
  *
  * Every QP's send queue runs on the device's workqueue (post_send only
  * queues and kicks, so it never sleeps). The engine takes the WQE at the
@@ -10,23 +11,24 @@
  * responder QP and executes the responder's side too (taking a receive,
  * checking the rkey, moving the bytes, completing the receive).
  *
- * Every byte moves through the walker (walker.c): a local SGE is resolved
- * through its lkey with the requester QP's PD, a remote range through its
- * rkey with the responder QP's PD and number (a type 2 memory window
- * serves its own QP only), both by reading the mkey contexts and MTT/KLM
- * entries in device memory. Data is staged through a per-CPU
- * bounce buffer of VHCA_BOUNCE_SIZE bytes: a message that fits is read in
- * whole before anything is written, and a larger one has both sides
- * probed (walked without moving bytes) first, so a protection error is
- * found before the target is touched.
+ * Flow of one WQE: vhca_engine_kick() queues the QP's vhca_sq_work(),
+ * whose vhca_sq_run() takes the WQE at the tail (queue.h) and, with the
+ * QP in RTS, calls vhca_exec_wqe(). A memory-management WR executes
+ * locally (frwr.c); any other gets a cursor over its list (xfer.c), its
+ * responder (vhca_fabric_resolve(), fabric.c) and a request, which the
+ * responder executes (vhca_respond(), resp.c). The verdict completes the
+ * WQE (vhca_sq_complete()), or arms the RNR or transport retry timer
+ * (vhca_retry()); a page fault parks the QP instead (vhca_fault_raise(),
+ * fault.c). A queue found empty may be polled a while (engine_linger_us)
+ * before the worker is given back. The file reads: completions, the
+ * requester, retries, the scheduler, then the QP's and the device's
+ * engine state.
  *
- * Counters: an incoming RDMA WRITE (with or without immediate) or atomic
- * collects the counter slots of the contexts its remote walks resolve
- * (vhca_counted_begin()), and once it has succeeded at the responder the
- * engine adds one to each distinct one (vhca_counted_end()) before the
- * requester's completion is posted. A failed operation, a READ and the
- * local side of any operation (a receive's scatter, a READ response
- * landing locally) add nothing.
+ * Every byte moves between two cursors, one per side of the transfer,
+ * through the walker and a per-CPU bounce buffer, a protection error found
+ * before the target is touched: xfer.c.
+ *
+ * Page faults (ODP) park the QP on the device's fault queue: fault.c.
  *
  * Errors, as the requester sees them (Documentation/mrcore/vhca.rst):
  *   local SGE rejected by the walker            IB_WC_LOC_PROT_ERR
@@ -45,25 +47,6 @@
  *   UD: message longer than 4096 bytes          IB_WC_LOC_LEN_ERR
  * An error completion moves the requester QP to ERR; the rest of its send
  * queue completes with IB_WC_WR_FLUSH_ERR.
- *
- * Page faults (ODP): a walk that meets a non-present or read-only MTT
- * entry of an ODP context fails -EAGAIN and records the fault in the
- * requester QP's struct vhca_fault, whether the key is local (an SGE) or
- * the responder's (an RDMA or atomic target, or a send's source probed
- * before the receive is taken). The engine then parks the QP: the WQE
- * stays at the tail uncompleted, the fault goes on the device's fault
- * queue (fault_wq) and the worker returns, so other QPs run on. The
- * fault work has mrcore map the pages (mrc_odp_fault()) and queues the
- * send queue again, which executes the WQE from its start; every
- * operation is idempotent up to the point a fault can stop it (an atomic
- * faults before it changes the target, a receive is not taken before
- * the source is probed). A fault that cannot be resolved (no VMA, a
- * write to read-only memory, a key gone) lets the WQE run once more
- * without faulting, so it fails with the walker's access error. Once
- * the responder has taken a receive, or an atomic has changed its
- * target, the requester can no longer be parked: a fault on the receive's
- * scatter list or the atomic's result SGE is resolved in place, in the
- * worker, and the copy retried.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -83,13 +66,13 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_pack.h>
 
+#include "engine.h"
+#include "engine_loc.h"
+#include "queue.h"
 #include "vhca_loc.h"
 
 /* WQEs one run of a send queue executes before yielding the worker. */
 #define VHCA_SQ_BUDGET		64
-
-/* Faults a copy resolved in place retries before it fails. */
-#define VHCA_SYNC_FAULT_TRIES	8
 
 /* The longest a transport retry waits, whatever the QP's timeout says. */
 #define VHCA_MAX_RETRY_DELAY_US	(USEC_PER_SEC / 4)
@@ -97,301 +80,12 @@
 /* Largest UD message: one packet of the largest path MTU. */
 #define VHCA_UD_MAX_MSG		4096
 
-/* What delivering a message to the responder came to. */
-enum vhca_verdict {
-	VHCA_DONE,	/* completed, with the status in the completion */
-	VHCA_RNR,	/* receiver not ready: retry after its RNR timer */
-	VHCA_LOST,	/* no responder answered: retry after the timeout */
-};
-
 /* IBTA's RNR NAK timer encodings, in microseconds. */
 static const u32 vhca_rnr_usecs[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
 	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
-
-/**
- * struct vhca_sgl - a cursor over a gather or scatter list
- * @vdev: device the keys belong to
- * @pdn: PD the keys are checked against
- * @qpn: number of the QP whose list it is
- * @sge: the list, or NULL for inline data
- * @inline_data: inline bytes (gather only), when @sge is NULL
- * @num: entries of @sge, or bytes of @inline_data
- * @idx: current entry
- * @off: bytes already moved in the current entry
- * @fault: where a page fault of its walks is recorded, or NULL
- */
-struct vhca_sgl {
-	struct vhca_dev *vdev;
-	u32 pdn;
-	u32 qpn;
-	const struct ib_sge *sge;
-	const u8 *inline_data;
-	u32 num;
-	u32 idx;
-	u64 off;
-	struct vhca_fault *fault;
-};
-
-/* A cursor over @qp's list @sge: its keys are checked against @qp's PD. */
-static void vhca_sgl_init(struct vhca_sgl *sgl, struct vhca_qp *qp,
-			  const struct ib_sge *sge, u32 num)
-{
-	*sgl = (struct vhca_sgl) {
-		.vdev = qp->vdev,
-		.pdn = qp->pdn,
-		.qpn = qp->ibqp.qp_num,
-		.sge = sge,
-		.num = num,
-	};
-}
-
-/* Bytes a list of SGEs covers; U64_MAX never results from 2^32 u32s. */
-static u64 vhca_sge_bytes(const struct ib_sge *sge, u32 num)
-{
-	u64 len = 0;
-	u32 i;
-
-	for (i = 0; i < num; i++)
-		len += sge[i].length;
-	return len;
-}
-
-/*
- * Move @len bytes between @buf and the list at its cursor, through the
- * walker; @buf NULL probes. The list must hold @len more bytes.
- */
-static int vhca_sgl_move(struct vhca_sgl *sgl, u8 *buf, u64 len,
-			 enum vhca_access_dir dir)
-{
-	int err;
-
-	if (!sgl->sge) {
-		if (buf && len)
-			memcpy(buf, sgl->inline_data + sgl->off, len);
-		sgl->off += len;
-		return 0;
-	}
-
-	while (len) {
-		const struct ib_sge *sge;
-		u64 n;
-
-		if (sgl->idx >= sgl->num)
-			return -EINVAL;
-		sge = &sgl->sge[sgl->idx];
-		n = min_t(u64, len, sge->length - sgl->off);
-		if (n) {
-			err = vhca_access_fault(sgl->vdev, sgl->pdn, sgl->qpn,
-						sge->lkey, sge->addr + sgl->off,
-						buf, n, dir, NULL, sgl->fault);
-			if (err)
-				return err;
-		}
-		sgl->off += n;
-		len -= n;
-		if (buf)
-			buf += n;
-		if (sgl->off == sge->length) {
-			sgl->idx++;
-			sgl->off = 0;
-		}
-	}
-	return 0;
-}
-
-/**
- * struct vhca_range - a remote range, as a cursor
- * @vdev: the responder's device
- * @pdn: the responder QP's PD
- * @qpn: the responder QP's number (a type 2 window's QP must match it)
- * @rkey: the rkey
- * @addr: next address
- * @counters: the operation's counter set (a remote write's), or NULL
- * @fault: where a page fault of its walks is recorded, or NULL
- */
-struct vhca_range {
-	struct vhca_dev *vdev;
-	u32 pdn;
-	u32 qpn;
-	u32 rkey;
-	u64 addr;
-	unsigned long *counters;
-	struct vhca_fault *fault;
-};
-
-static int vhca_range_move(struct vhca_range *r, u8 *buf, u64 len,
-			   enum vhca_access_dir dir)
-{
-	int err;
-
-	err = vhca_access_fault(r->vdev, r->pdn, r->qpn, r->rkey, r->addr,
-				buf, len, dir, r->counters, r->fault);
-	if (!err)
-		r->addr += len;
-	return err;
-}
-
-/* Which side of a transfer failed. */
-enum vhca_side {
-	VHCA_SRC,
-	VHCA_DST,
-};
-
-/* A transfer endpoint: an SGE list or a remote range. */
-struct vhca_end {
-	struct vhca_sgl *sgl;
-	struct vhca_range *range;
-	enum vhca_access_dir dir;
-};
-
-static int vhca_end_move(struct vhca_end *end, u8 *buf, u64 len)
-{
-	if (end->sgl)
-		return vhca_sgl_move(end->sgl, buf, len, end->dir);
-	return vhca_range_move(end->range, buf, len, end->dir);
-}
-
-/* Walk @len bytes from @end's cursor without moving any; the cursor stays. */
-static int vhca_end_probe(const struct vhca_end *end, u64 len)
-{
-	struct vhca_end e = *end;
-	struct vhca_sgl sgl;
-	struct vhca_range r;
-
-	if (e.sgl) {
-		sgl = *e.sgl;
-		e.sgl = &sgl;
-	} else {
-		r = *e.range;
-		e.range = &r;
-	}
-	return vhca_end_move(&e, NULL, len);
-}
-
-/*
- * Copy @len bytes from @src to @dst through the bounce buffer. A message
- * larger than one buffer has both ends probed first (the source only if
- * the caller has not, @src_probed). On failure, *@side says which end
- * refused.
- */
-static int vhca_xfer(struct vhca_dev *vdev, struct vhca_end *src,
-		     struct vhca_end *dst, u64 len, bool src_probed,
-		     enum vhca_side *side)
-{
-	int err = 0;
-
-	if (len > VHCA_BOUNCE_SIZE) {
-		*side = VHCA_SRC;
-		if (!src_probed) {
-			err = vhca_end_probe(src, len);
-			if (err)
-				return err;
-		}
-		*side = VHCA_DST;
-		err = vhca_end_probe(dst, len);
-		if (err)
-			return err;
-	}
-
-	while (len) {
-		u64 n = min_t(u64, len, VHCA_BOUNCE_SIZE);
-		u8 *bounce;
-
-		bounce = vdev->bounce[get_cpu()];
-		*side = VHCA_SRC;
-		err = vhca_end_move(src, bounce, n);
-		if (!err) {
-			*side = VHCA_DST;
-			err = vhca_end_move(dst, bounce, n);
-		}
-		put_cpu();
-		if (err)
-			return err;
-		len -= n;
-		cond_resched();
-	}
-	return 0;
-}
-
-/* --- page faults --- */
-
-/* Where @qp's walks record a fault: nowhere once one failed. */
-static struct vhca_fault *vhca_qp_fault(struct vhca_qp *qp)
-{
-	return qp->fault_failed ? NULL : &qp->fault;
-}
-
-/*
- * Resolve @f in place, in the engine's worker (its key's device is held
- * by the running operation). True when the pages are mapped.
- */
-static bool vhca_fault_resolve_sync(struct vhca_fault *f)
-{
-	int err;
-
-	f->pending = false;
-	atomic64_inc(&f->vdev->odp.sync_faults);
-	err = mrc_odp_fault(&f->vdev->mdev, f->key, f->iova, f->len,
-			    f->write ? MRC_ODP_WRITE : 0);
-	if (err)
-		atomic64_inc(&f->vdev->odp.fault_errors);
-	return !err;
-}
-
-/*
- * vhca_sgl_move() that resolves its page faults in place and retries
- * from the same cursor, for a copy that cannot be restarted as a whole.
- */
-static int vhca_sgl_move_sync(struct vhca_sgl *sgl, u8 *buf, u64 len,
-			      enum vhca_access_dir dir)
-{
-	struct vhca_sgl start = *sgl;
-	struct vhca_fault f = {};
-	unsigned int tries;
-	int err;
-
-	for (tries = 0;; tries++) {
-		sgl->fault = tries < VHCA_SYNC_FAULT_TRIES ? &f : NULL;
-		err = vhca_sgl_move(sgl, buf, len, dir);
-		if (!f.pending || !vhca_fault_resolve_sync(&f))
-			break;
-		*sgl = start;
-	}
-	sgl->fault = start.fault;
-	return err;
-}
-
-/*
- * The copy of a message into a receive already taken: vhca_xfer() whose
- * page faults, on either list, are resolved in place, the copy starting
- * over from the same cursors.
- */
-static int vhca_xfer_sync(struct vhca_dev *vdev, struct vhca_sgl *src,
-			  struct vhca_sgl *dst, u64 len, enum vhca_side *side)
-{
-	struct vhca_end s_end = { .sgl = src, .dir = VHCA_ACCESS_LOCAL_READ };
-	struct vhca_end d_end = { .sgl = dst, .dir = VHCA_ACCESS_LOCAL_WRITE };
-	struct vhca_sgl s0 = *src, d0 = *dst;
-	struct vhca_fault f = {};
-	unsigned int tries;
-	int err;
-
-	for (tries = 0;; tries++) {
-		src->fault = tries < VHCA_SYNC_FAULT_TRIES ? &f : NULL;
-		dst->fault = src->fault;
-		err = vhca_xfer(vdev, &s_end, &d_end, len, true, side);
-		if (!f.pending || !vhca_fault_resolve_sync(&f))
-			break;
-		*src = s0;
-		*dst = d0;
-	}
-	src->fault = s0.fault;
-	dst->fault = d0.fault;
-	return err;
-}
 
 /* --- completions --- */
 
@@ -436,552 +130,16 @@ static void vhca_sq_complete(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 	};
 	bool signaled = status != IB_WC_SUCCESS || qp->sq_sig_all ||
 			(wqe->send_flags & IB_SEND_SIGNALED);
-	unsigned long flags;
 
 	ibdev_dbg(&qp->vdev->ibdev, "QP[%u] wr_id 0x%llx opcode %u: %s\n",
 		  qp->ibqp.qp_num, wqe->wr_id, wqe->opcode,
 		  ib_wc_status_msg(status));
 
-	spin_lock_irqsave(&qp->sq.lock, flags);
-	qp->sq.tail++;
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	vhca_queue_sq_advance(qp);
 	qp->retrying = false;
 
 	if (signaled)
-		vhca_cq_post(qp->scq, &wc, false);
-}
-
-/* Complete a receive of @rqp. */
-static void vhca_rq_complete(struct vhca_qp *rqp, u64 wr_id,
-			     enum ib_wc_status status, struct ib_wc *tmpl,
-			     bool solicited)
-{
-	struct ib_wc wc = *tmpl;
-
-	ibdev_dbg(&rqp->vdev->ibdev, "QP[%u] receive 0x%llx: %s, %u bytes\n",
-		  rqp->ibqp.qp_num, wr_id, ib_wc_status_msg(status),
-		  tmpl->byte_len);
-	wc.wr_id = wr_id;
-	wc.status = status;
-	wc.qp = &rqp->ibqp;
-	wc.port_num = VHCA_PORT_NUM;
-	vhca_cq_post(rqp->rcq, &wc, solicited);
-}
-
-/* --- the responder --- */
-
-/**
- * struct vhca_peer - the responder of one message
- * @vdev: its device, with a registration reference
- * @qp: its QP, with a reference
- * @access: the responder QP's qp_access_flags
- * @qkey: the responder QP's Q_Key (UD)
- * @min_rnr_timer: the responder QP's RNR timer encoding
- */
-struct vhca_peer {
-	struct vhca_dev *vdev;
-	struct vhca_qp *qp;
-	int access;
-	u32 qkey;
-	u8 min_rnr_timer;
-};
-
-static void vhca_peer_put(struct vhca_peer *peer)
-{
-	vhca_qp_put(peer->qp);
-	ib_device_put(&peer->vdev->ibdev);
-}
-
-/* Can @rqp receive (RTR or later, not in error)? */
-static bool vhca_state_receives(enum ib_qp_state state)
-{
-	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
-	       state == IB_QPS_SQD || state == IB_QPS_SQE;
-}
-
-/*
- * Find the responder of a message from @qp to (@dgid, @dqpn) and check it
- * would accept it. For RC the responder must be RC and connected to @qp.
- * Return: true with @peer filled and held, false if the message is lost.
- */
-static bool vhca_peer_get(struct vhca_qp *qp, const union ib_gid *dgid,
-			  u32 dqpn, struct vhca_peer *peer)
-{
-	struct vhca_qp *rqp;
-	unsigned long flags;
-	bool ok, comm_est;
-
-	peer->vdev = vhca_fabric_route(dgid);
-	if (!peer->vdev)
-		return false;
-
-	rqp = vhca_qp_get(peer->vdev, dqpn);
-	if (!rqp) {
-		ib_device_put(&peer->vdev->ibdev);
-		return false;
-	}
-	peer->qp = rqp;
-
-	spin_lock_irqsave(&rqp->state_lock, flags);
-	ok = !rqp->stopped && vhca_state_receives(rqp->state);
-	if (qp->ibqp.qp_type == IB_QPT_RC)
-		ok = ok && rqp->ibqp.qp_type == IB_QPT_RC &&
-		     rqp->attr.dest_qp_num == qp->ibqp.qp_num;
-	else
-		ok = ok && rqp->ibqp.qp_type != IB_QPT_RC;
-	peer->access = rqp->attr.qp_access_flags;
-	peer->qkey = rqp->attr.qkey;
-	peer->min_rnr_timer = rqp->attr.min_rnr_timer;
-	/* IBTA 11.6.3: the first message to arrive in RTR establishes. */
-	comm_est = ok && rqp->ibqp.qp_type == IB_QPT_RC &&
-		   rqp->state == IB_QPS_RTR && !rqp->comm_est;
-	if (comm_est)
-		rqp->comm_est = true;
-	spin_unlock_irqrestore(&rqp->state_lock, flags);
-
-	if (!ok) {
-		vhca_peer_put(peer);
-		return false;
-	}
-	if (comm_est && rqp->ibqp.event_handler) {
-		struct ib_event ev = {
-			.device = rqp->ibqp.device,
-			.element.qp = &rqp->ibqp,
-			.event = IB_EVENT_COMM_EST,
-		};
-
-		rqp->ibqp.event_handler(&ev, rqp->ibqp.qp_context);
-	}
-	return true;
-}
-
-/* What taking a receive of the responder came to. */
-enum vhca_take {
-	VHCA_TAKEN,	/* a receive is in hand: vhca_rx_done() when finished */
-	VHCA_EMPTY,	/* none posted: receiver not ready */
-	VHCA_GONE,	/* the responder left the receiving states meanwhile */
-};
-
-/*
- * Take a receive of @rqp into @rwqe, under the state check, and count it
- * in rqp->rx_busy so that a flush or reset of that RQ waits for it.
- */
-static enum vhca_take vhca_take_recv(struct vhca_qp *rqp,
-				     struct vhca_recv_wqe *rwqe)
-{
-	enum vhca_take ret = VHCA_GONE;
-	bool taken, limit = false;
-	unsigned long flags;
-
-	spin_lock_irqsave(&rqp->state_lock, flags);
-	if (!rqp->stopped && vhca_state_receives(rqp->state)) {
-		if (rqp->srq)
-			taken = vhca_srq_pop(rqp->srq, rwqe, &limit);
-		else
-			taken = vhca_rq_pop(&rqp->rq, rwqe);
-		ret = taken ? VHCA_TAKEN : VHCA_EMPTY;
-		if (taken)
-			rqp->rx_busy++;
-	}
-	spin_unlock_irqrestore(&rqp->state_lock, flags);
-	/* The handler may call verbs: no lock is held for it. */
-	if (limit)
-		vhca_srq_limit_event(rqp->srq);
-	return ret;
-}
-
-/* A receive vhca_take_recv() took is completed. */
-static void vhca_rx_done(struct vhca_qp *rqp)
-{
-	unsigned long flags;
-	bool kick;
-
-	spin_lock_irqsave(&rqp->state_lock, flags);
-	kick = !--rqp->rx_busy && rqp->state == IB_QPS_ERR;
-	spin_unlock_irqrestore(&rqp->state_lock, flags);
-	/* A flush or a reset may be waiting for the last one. */
-	wake_up_var(&rqp->rx_busy);
-	if (kick)
-		vhca_engine_kick(rqp);
-}
-
-/*
- * The network header a UD receive starts with, as RoCE v2 delivers it:
- * an IPv4 header in the last 20 bytes of the 40 for IPv4-mapped GIDs,
- * else an IPv6 header (the GRH).
- */
-static void vhca_make_grh(union rdma_network_hdr *hdr, const union ib_gid *sgid,
-			  const union ib_gid *dgid, u32 paylen,
-			  enum rdma_network_type *type)
-{
-	memset(hdr, 0, sizeof(*hdr));
-	if (ipv6_addr_v4mapped((const struct in6_addr *)sgid)) {
-		struct iphdr *ip = &hdr->roce4grh;
-
-		ip->version = 4;
-		ip->ihl = 5;
-		ip->ttl = 64;
-		ip->protocol = IPPROTO_UDP;
-		ip->tot_len = htons(sizeof(*ip) + paylen);
-		memcpy(&ip->saddr, &sgid->raw[12], 4);
-		memcpy(&ip->daddr, &dgid->raw[12], 4);
-		ip->check = ip_fast_csum((u8 *)ip, ip->ihl);
-		*type = RDMA_NETWORK_IPV4;
-	} else {
-		struct ib_grh *grh = &hdr->ibgrh;
-
-		grh->version_tclass_flow = cpu_to_be32(6 << 28);
-		grh->paylen = cpu_to_be16(paylen);
-		grh->next_hdr = IPPROTO_UDP;
-		grh->hop_limit = 64;
-		grh->sgid = *sgid;
-		grh->dgid = *dgid;
-		*type = RDMA_NETWORK_IPV6;
-	}
-}
-
-/*
- * Fill the receive @rwqe of @peer's QP with the message of @qp's @wqe and
- * complete it. @hdr is the network header of a UD message, else NULL.
- */
-static void vhca_fill_recv(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
-			   struct vhca_peer *peer, struct vhca_recv_wqe *rwqe,
-			   struct vhca_sgl *src, u64 len, u64 report_len,
-			   union rdma_network_hdr *hdr,
-			   enum rdma_network_type type,
-			   enum ib_wc_status *status)
-{
-	struct vhca_qp *rqp = peer->qp;
-	bool ud = hdr;
-	bool solicited = wqe->send_flags & IB_SEND_SOLICITED;
-	struct vhca_sgl dst;
-	struct ib_wc wc = { .opcode = IB_WC_RECV, .src_qp = qp->ibqp.qp_num };
-	enum vhca_side side;
-	u64 room;
-	int err;
-
-	vhca_sgl_init(&dst, rqp, rwqe->sge, rwqe->num_sge);
-	room = vhca_sge_bytes(rwqe->sge, rwqe->num_sge);
-
-	if (ud) {
-		/* UD: a receive too short or refused loses the message. */
-		*status = IB_WC_SUCCESS;
-		if (room < sizeof(*hdr) + len) {
-			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_LEN_ERR,
-					 &wc, solicited);
-			return;
-		}
-		err = vhca_sgl_move_sync(&dst, (u8 *)hdr, sizeof(*hdr),
-					 VHCA_ACCESS_LOCAL_WRITE);
-		if (err) {
-			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_PROT_ERR,
-					 &wc, solicited);
-			return;
-		}
-		wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
-		wc.network_hdr_type = type;
-		wc.byte_len = sizeof(*hdr) + len;
-	} else {
-		if (room < len) {
-			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_LEN_ERR,
-					 &wc, solicited);
-			vhca_qp_error(rqp);
-			*status = IB_WC_REM_INV_REQ_ERR;
-			return;
-		}
-		wc.byte_len = report_len;
-	}
-
-	err = vhca_xfer_sync(qp->vdev, src, &dst, len, &side);
-	if (err) {
-		/*
-		 * The gather list was probed, so a source error means its
-		 * MR changed meanwhile: the message is cut short.
-		 */
-		vhca_rq_complete(rqp, rwqe->wr_id, side == VHCA_SRC ?
-				 IB_WC_REM_ABORT_ERR : IB_WC_LOC_PROT_ERR,
-				 &wc, solicited);
-		if (!ud)
-			vhca_qp_error(rqp);
-		if (side == VHCA_SRC)
-			*status = IB_WC_LOC_PROT_ERR;
-		else
-			*status = ud ? IB_WC_SUCCESS : IB_WC_REM_OP_ERR;
-		return;
-	}
-
-	switch (wqe->opcode) {
-	case IB_WR_SEND_WITH_IMM:
-		wc.wc_flags |= IB_WC_WITH_IMM;
-		wc.ex.imm_data = wqe->ex.imm_data;
-		break;
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		wc.wc_flags |= IB_WC_WITH_IMM;
-		wc.ex.imm_data = wqe->ex.imm_data;
-		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
-		break;
-	case IB_WR_SEND_WITH_INV:
-		err = vhca_exec_inv(peer->vdev, rqp->pdn, rqp->ibqp.qp_num,
-				    wqe->ex.invalidate_rkey);
-		if (err) {
-			vhca_rq_complete(rqp, rwqe->wr_id,
-					 IB_WC_REM_INV_REQ_ERR, &wc, false);
-			vhca_qp_error(rqp);
-			*status = IB_WC_REM_INV_REQ_ERR;
-			return;
-		}
-		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
-		wc.ex.invalidate_rkey = wqe->ex.invalidate_rkey;
-		break;
-	default:
-		break;
-	}
-
-	vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_SUCCESS, &wc, solicited);
-	*status = IB_WC_SUCCESS;
-}
-
-/*
- * Deliver a SEND (or the receive half of RDMA WRITE with immediate) of
- * @qp's WQE to @peer. @src is the gather cursor, @len the bytes to move
- * into the receive, @report_len the byte count its completion reports.
- *
- * The requester's side is checked first (the gather list is probed, the
- * source GID of a UD message looked up), so that a local error fails the
- * send before the responder's receive is touched, as on a wire.
- */
-static enum vhca_verdict vhca_deliver_send(struct vhca_qp *qp,
-					   struct vhca_send_wqe *wqe,
-					   struct vhca_peer *peer,
-					   struct vhca_sgl *src, u64 len,
-					   u64 report_len,
-					   enum ib_wc_status *status)
-{
-	enum rdma_network_type type = RDMA_NETWORK_IB;
-	bool ud = qp->ibqp.qp_type != IB_QPT_RC;
-	struct vhca_recv_buf rbuf;
-	union rdma_network_hdr hdr;
-	struct vhca_end s_end = { .sgl = src, .dir = VHCA_ACCESS_LOCAL_READ };
-
-	if (vhca_end_probe(&s_end, len)) {
-		*status = IB_WC_LOC_PROT_ERR;
-		return VHCA_DONE;
-	}
-	if (ud) {
-		const struct ib_gid_attr *sattr;
-
-		sattr = rdma_get_gid_attr(&qp->vdev->ibdev, VHCA_PORT_NUM,
-					  wqe->ud.sgid_index);
-		if (IS_ERR(sattr)) {
-			/* The source GID went away: nothing can be sent. */
-			*status = IB_WC_LOC_QP_OP_ERR;
-			return VHCA_DONE;
-		}
-		vhca_make_grh(&hdr, &sattr->gid, &wqe->ud.dgid, len + 8,
-			      &type);
-		rdma_put_gid_attr(sattr);
-	}
-
-	switch (vhca_take_recv(peer->qp, &rbuf.wqe)) {
-	case VHCA_TAKEN:
-		break;
-	case VHCA_EMPTY:
-		if (!ud)
-			return VHCA_RNR;
-		*status = IB_WC_SUCCESS;	/* UD: dropped */
-		return VHCA_DONE;
-	case VHCA_GONE:
-		if (!ud)
-			return VHCA_LOST;
-		*status = IB_WC_SUCCESS;
-		return VHCA_DONE;
-	}
-
-	vhca_fill_recv(qp, wqe, peer, &rbuf.wqe, src, len, report_len,
-		       ud ? &hdr : NULL, type, status);
-	vhca_rx_done(peer->qp);
-	return VHCA_DONE;
-}
-
-/*
- * Is the responder QP enabled for the operation (IB_ACCESS_* @right)?
- * If not, the request is invalid for it: IB_WC_REM_INV_REQ_ERR, as
- * ibv_poll_cq(3) and rxe have it; the MR's own rights are the rkey's
- * business (IB_WC_REM_ACCESS_ERR).
- */
-static bool vhca_peer_allows(const struct vhca_peer *peer, int right)
-{
-	return (peer->access & right) == right;
-}
-
-/* Map a walker error on the remote range to the requester's status. */
-static enum ib_wc_status vhca_remote_status(int err)
-{
-	return err == -EINVAL ? IB_WC_REM_OP_ERR : IB_WC_REM_ACCESS_ERR;
-}
-
-/*
- * Move the bytes of an RDMA WRITE (@write) or READ between @local, the
- * requester's SGEs, and the WQE's remote range on @peer. Zero bytes check
- * only that the responder QP allows the operation, not the rkey (IBTA).
- * A WRITE's remote walks record their counters in @counters.
- */
-static enum ib_wc_status vhca_rdma_move(struct vhca_qp *qp,
-					struct vhca_send_wqe *wqe,
-					struct vhca_peer *peer,
-					struct vhca_sgl *local, u64 len,
-					bool write, unsigned long *counters)
-{
-	struct vhca_range remote = {
-		.vdev = peer->vdev,
-		.pdn = peer->qp->pdn,
-		.qpn = peer->qp->ibqp.qp_num,
-		.rkey = wqe->rdma.rkey,
-		.addr = wqe->rdma.remote_addr,
-		.counters = counters,
-		.fault = vhca_qp_fault(qp),
-	};
-	struct vhca_end l_end = {
-		.sgl = local,
-		.dir = write ? VHCA_ACCESS_LOCAL_READ : VHCA_ACCESS_LOCAL_WRITE,
-	};
-	struct vhca_end r_end = {
-		.range = &remote,
-		.dir = write ? VHCA_ACCESS_REMOTE_WRITE : VHCA_ACCESS_REMOTE_READ,
-	};
-	enum vhca_side side;
-	int err;
-
-	if (!vhca_peer_allows(peer, write ? IB_ACCESS_REMOTE_WRITE :
-					    IB_ACCESS_REMOTE_READ))
-		return IB_WC_REM_INV_REQ_ERR;
-	if (!len)
-		return IB_WC_SUCCESS;
-
-	if (write)
-		err = vhca_xfer(qp->vdev, &l_end, &r_end, len, false, &side);
-	else
-		err = vhca_xfer(qp->vdev, &r_end, &l_end, len, false, &side);
-	if (!err)
-		return IB_WC_SUCCESS;
-	/* The local end is a WRITE's source and a READ's sink. */
-	if (side == (write ? VHCA_SRC : VHCA_DST))
-		return IB_WC_LOC_PROT_ERR;
-	return vhca_remote_status(err);
-}
-
-/*
- * An atomic on @peer, its original value landing in @dst. Both walks of
- * the target record their counters in @counters: a successful atomic
- * counts as a remote write whether or not a compare-and-swap swapped.
- */
-static enum vhca_verdict vhca_do_atomic(struct vhca_qp *qp,
-					struct vhca_send_wqe *wqe,
-					struct vhca_peer *peer,
-					struct vhca_sgl *dst,
-					enum ib_wc_status *status,
-					unsigned long *counters)
-{
-	struct vhca_dev *rdev = peer->vdev;
-	u32 rpdn = peer->qp->pdn;
-	u32 rqpn = peer->qp->ibqp.qp_num;
-	u64 addr = wqe->atomic.remote_addr;
-	u32 rkey = wqe->atomic.rkey;
-	struct vhca_sgl probe;
-	u64 orig, val;
-	int err;
-
-	if (!vhca_peer_allows(peer, IB_ACCESS_REMOTE_ATOMIC)) {
-		*status = IB_WC_REM_INV_REQ_ERR;
-		return VHCA_DONE;
-	}
-	if (!IS_ALIGNED(addr, sizeof(u64))) {
-		*status = IB_WC_REM_INV_REQ_ERR;
-		return VHCA_DONE;
-	}
-	/* The local result SGE is checked before the target changes. */
-	probe = *dst;
-	err = vhca_sgl_move(&probe, NULL, sizeof(u64), VHCA_ACCESS_LOCAL_WRITE);
-	if (err) {
-		*status = IB_WC_LOC_PROT_ERR;
-		return VHCA_DONE;
-	}
-
-	/* A fault on the target leaves it unchanged: the WQE restarts. */
-	spin_lock_bh(&rdev->atomic_lock);
-	err = vhca_access_fault(rdev, rpdn, rqpn, rkey, addr, &orig,
-				sizeof(orig), VHCA_ACCESS_ATOMIC_READ,
-				counters, vhca_qp_fault(qp));
-	if (!err) {
-		if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP)
-			val = orig == wqe->atomic.compare_add ?
-			      wqe->atomic.swap : orig;
-		else
-			val = orig + wqe->atomic.compare_add;
-		if (val != orig || wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
-			err = vhca_access_fault(rdev, rpdn, rqpn, rkey,
-						addr, &val, sizeof(val),
-						VHCA_ACCESS_ATOMIC_WRITE,
-						counters, vhca_qp_fault(qp));
-	}
-	spin_unlock_bh(&rdev->atomic_lock);
-	if (err) {
-		*status = vhca_remote_status(err);
-		return VHCA_DONE;
-	}
-
-	/* The target changed: the result lands now or the WQE fails. */
-	err = vhca_sgl_move_sync(dst, (u8 *)&orig, sizeof(orig),
-				 VHCA_ACCESS_LOCAL_WRITE);
-	*status = err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
-	return VHCA_DONE;
-}
-
-/*
- * An RDMA WRITE, with or without immediate, to @peer. With immediate
- * data a receive is consumed after the data lands; without one the
- * responder NAKs (RNR) and the retry writes the same bytes again, as a
- * retransmission would. The counters of the target count only the
- * attempt that completes successfully.
- */
-static enum vhca_verdict vhca_do_write(struct vhca_qp *qp,
-				       struct vhca_send_wqe *wqe,
-				       struct vhca_peer *peer,
-				       struct vhca_sgl *local, u64 len,
-				       enum ib_wc_status *status)
-{
-	enum vhca_verdict v = VHCA_DONE;
-	struct vhca_counted cnt;
-
-	vhca_counted_begin(&cnt);
-	*status = vhca_rdma_move(qp, wqe, peer, local, len, true, cnt.ids);
-	if (*status == IB_WC_SUCCESS &&
-	    wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
-		struct vhca_sgl none;
-
-		vhca_sgl_init(&none, qp, NULL, 0);
-		v = vhca_deliver_send(qp, wqe, peer, &none, 0, len, status);
-	}
-	vhca_counted_end(peer->vdev, &cnt,
-			 v == VHCA_DONE && *status == IB_WC_SUCCESS);
-	return v;
-}
-
-/* An atomic to @peer; its target's counters count if it succeeds. */
-static enum vhca_verdict vhca_exec_atomic(struct vhca_qp *qp,
-					  struct vhca_send_wqe *wqe,
-					  struct vhca_peer *peer,
-					  struct vhca_sgl *dst,
-					  enum ib_wc_status *status)
-{
-	struct vhca_counted cnt;
-	enum vhca_verdict v;
-
-	vhca_counted_begin(&cnt);
-	v = vhca_do_atomic(qp, wqe, peer, dst, status, cnt.ids);
-	vhca_counted_end(peer->vdev, &cnt,
-			 v == VHCA_DONE && *status == IB_WC_SUCCESS);
-	return v;
+		vhca_queue_send_cqe(qp, &wc);
 }
 
 /* --- the requester --- */
@@ -1038,6 +196,107 @@ static enum ib_wc_status vhca_exec_local(struct vhca_qp *qp,
 }
 
 /*
+ * The network header a UD receive starts with, as RoCE v2 delivers it:
+ * an IPv4 header in the last 20 bytes of the 40 for IPv4-mapped GIDs,
+ * else an IPv6 header (the GRH).
+ */
+static void vhca_make_grh(union rdma_network_hdr *hdr, const union ib_gid *sgid,
+			  const union ib_gid *dgid, u32 paylen,
+			  enum rdma_network_type *type)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	if (ipv6_addr_v4mapped((const struct in6_addr *)sgid)) {
+		struct iphdr *ip = &hdr->roce4grh;
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->ttl = 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->tot_len = htons(sizeof(*ip) + paylen);
+		memcpy(&ip->saddr, &sgid->raw[12], 4);
+		memcpy(&ip->daddr, &dgid->raw[12], 4);
+		ip->check = ip_fast_csum((u8 *)ip, ip->ihl);
+		*type = RDMA_NETWORK_IPV4;
+	} else {
+		struct ib_grh *grh = &hdr->ibgrh;
+
+		grh->version_tclass_flow = cpu_to_be32(6 << 28);
+		grh->paylen = cpu_to_be16(paylen);
+		grh->next_hdr = IPPROTO_UDP;
+		grh->hop_limit = 64;
+		grh->sgid = *sgid;
+		grh->dgid = *dgid;
+		*type = RDMA_NETWORK_IPV6;
+	}
+}
+
+/*
+ * The requester's side of a SEND, checked before the responder's receive
+ * is touched, as on a wire: the gather list @src is probed for its @len
+ * bytes and, for UD, the network header @hdr built from the source GID.
+ */
+static enum ib_wc_status vhca_send_prepare(struct vhca_qp *qp,
+					   struct vhca_send_wqe *wqe,
+					   struct vhca_cursor *src, u64 len,
+					   union rdma_network_hdr *hdr,
+					   enum rdma_network_type *type)
+{
+	const struct ib_gid_attr *sattr;
+
+	if (vhca_cursor_probe(src, len))
+		return IB_WC_LOC_PROT_ERR;
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		return IB_WC_SUCCESS;
+
+	sattr = rdma_get_gid_attr(&qp->vdev->ibdev, VHCA_PORT_NUM,
+				  wqe->ud.sgid_index);
+	if (IS_ERR(sattr)) {
+		/* The source GID went away: nothing can be sent. */
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+	vhca_make_grh(hdr, &sattr->gid, &wqe->ud.dgid, len + 8, type);
+	rdma_put_gid_attr(sattr);
+	return IB_WC_SUCCESS;
+}
+
+/* The request @qp's @wqe makes of its responder; @local holds @len bytes. */
+static void vhca_req_init(struct vhca_req *req, struct vhca_qp *qp,
+			  struct vhca_send_wqe *wqe, struct vhca_cursor *local,
+			  u64 len)
+{
+	*req = (struct vhca_req) {
+		.opcode = wqe->opcode,
+		.ud = qp->ibqp.qp_type != IB_QPT_RC,
+		.solicited = wqe->send_flags & IB_SEND_SOLICITED,
+		.src_qpn = qp->ibqp.qp_num,
+		.len = len,
+		.imm_data = wqe->ex.imm_data,
+		.invalidate_rkey = wqe->ex.invalidate_rkey,
+		.net_type = RDMA_NETWORK_IB,
+		.local = local,
+		.vdev = qp->vdev,
+		.fault = vhca_qp_fault(qp),
+	};
+	switch (wqe->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		req->remote_addr = wqe->rdma.remote_addr;
+		req->rkey = wqe->rdma.rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		req->remote_addr = wqe->atomic.remote_addr;
+		req->rkey = wqe->atomic.rkey;
+		req->compare_add = wqe->atomic.compare_add;
+		req->swap = wqe->atomic.swap;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
  * Execute @wqe, the WQE at the tail of @qp's send queue.
  * Return: the verdict; with VHCA_DONE, *@status and *@byte_len are set.
  */
@@ -1045,9 +304,12 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 				       struct vhca_send_wqe *wqe,
 				       enum ib_wc_status *status, u32 *byte_len)
 {
+	union rdma_network_hdr grh;
 	struct vhca_peer peer;
+	enum vhca_access_dir dir;
 	enum vhca_verdict v;
-	struct vhca_sgl sgl;
+	struct vhca_cursor sgl;
+	struct vhca_req req;
 	union ib_gid dgid;
 	u32 dqpn;
 	u64 len;
@@ -1058,12 +320,17 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 		return VHCA_DONE;
 	}
 
+	/* A READ's and an atomic's list is where the response lands. */
+	dir = wqe->opcode == IB_WR_RDMA_READ ||
+	      wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	      wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD ?
+	      VHCA_ACCESS_LOCAL_WRITE : VHCA_ACCESS_LOCAL_READ;
 	if (wqe->send_flags & IB_SEND_INLINE) {
-		vhca_sgl_init(&sgl, qp, NULL, wqe->inline_len);
+		vhca_cursor_sgl(&sgl, qp, NULL, wqe->inline_len, dir);
 		sgl.inline_data = wqe->inline_data;
 		len = wqe->inline_len;
 	} else {
-		vhca_sgl_init(&sgl, qp, wqe->sge, wqe->num_sge);
+		vhca_cursor_sgl(&sgl, qp, wqe->sge, wqe->num_sge, dir);
 		sgl.fault = vhca_qp_fault(qp);
 		len = vhca_sge_bytes(wqe->sge, wqe->num_sge);
 	}
@@ -1074,7 +341,7 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 	}
 
 	vhca_wqe_dest(qp, wqe, &dgid, &dqpn);
-	if (!vhca_peer_get(qp, &dgid, dqpn, &peer)) {
+	if (!vhca_fabric_resolve(qp, &dgid, dqpn, &peer)) {
 		ibdev_dbg(&qp->vdev->ibdev, "QP[%u] to %pI6 QP[%u]: no peer\n",
 			  qp->ibqp.qp_num, &dgid, dqpn);
 		if (qp->ibqp.qp_type != IB_QPT_RC) {
@@ -1092,33 +359,36 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 			ibdev_dbg(&qp->vdev->ibdev,
 				  "QP[%u] to QP[%u]: Q_Key 0x%x, want 0x%x\n",
 				  qp->ibqp.qp_num, dqpn, qkey, peer.qkey);
-			vhca_peer_put(&peer);
+			vhca_fabric_release(&peer);
 			*status = IB_WC_SUCCESS;	/* dropped by the peer */
 			return VHCA_DONE;
 		}
 	}
 
+	vhca_req_init(&req, qp, wqe, &sgl, len);
 	switch (wqe->opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 	case IB_WR_SEND_WITH_INV:
-		v = vhca_deliver_send(qp, wqe, &peer, &sgl, len, len, status);
+		*status = vhca_send_prepare(qp, wqe, &sgl, len, &grh,
+					    &req.net_type);
+		v = VHCA_DONE;
+		if (*status == IB_WC_SUCCESS) {
+			if (req.ud)
+				req.grh = &grh;
+			v = vhca_respond(&peer, &req, status);
+		}
 		*byte_len = len;
 		break;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		v = vhca_do_write(qp, wqe, &peer, &sgl, len, status);
-		*byte_len = len;
-		break;
 	case IB_WR_RDMA_READ:
-		*status = vhca_rdma_move(qp, wqe, &peer, &sgl, len, false,
-					 NULL);
-		v = VHCA_DONE;
+		v = vhca_respond(&peer, &req, status);
 		*byte_len = len;
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		v = vhca_exec_atomic(qp, wqe, &peer, &sgl, status);
+		v = vhca_respond(&peer, &req, status);
 		*byte_len = sizeof(u64);
 		break;
 	default:
@@ -1131,9 +401,11 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 	/* Hold a fault's device (the peer's, maybe) before the peer goes. */
 	if (qp->fault.pending)
 		qp->fault.held = ib_device_try_get(&qp->fault.vdev->ibdev);
-	vhca_peer_put(&peer);
+	vhca_fabric_release(&peer);
 	return v;
 }
+
+/* --- retries --- */
 
 /*
  * A retry is due for the WQE at the tail: count it and arm the timer.
@@ -1177,6 +449,8 @@ static bool vhca_retry(struct vhca_qp *qp, enum vhca_verdict v)
 	return true;
 }
 
+/* --- the scheduler --- */
+
 /*
  * How long a send queue's engine waits for the next WQE, polling, after
  * the queue ran dry, before it gives its worker back. A post that lands
@@ -1196,19 +470,6 @@ static unsigned int engine_linger_us;
 module_param(engine_linger_us, uint, 0644);
 MODULE_PARM_DESC(engine_linger_us,
 		 "microseconds a send queue's engine polls for new WQEs before it sleeps (0: never)");
-
-static struct vhca_send_wqe *vhca_sq_tail(struct vhca_qp *qp)
-{
-	struct vhca_send_wqe *wqe = NULL;
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->sq.lock, flags);
-	if (qp->sq.tail != qp->sq.head)
-		wqe = qp->sq.wqe + (size_t)(qp->sq.tail & (qp->sq.size - 1)) *
-				   qp->sq.stride;
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
-	return wqe;
-}
 
 /*
  * The queue ran dry: poll it for up to engine_linger_us, adding the time
@@ -1231,77 +492,13 @@ static bool vhca_sq_linger(struct vhca_qp *qp, u64 *idle_ns)
 		    READ_ONCE(qp->stopped))
 			break;
 		cpu_relax();
-		if (READ_ONCE(qp->sq.tail) != READ_ONCE(qp->sq.head)) {
+		if (vhca_queue_sq_pending(qp)) {
 			arrived = true;
 			break;
 		}
 	} while (local_clock() < end);
 	*idle_ns += local_clock() - start;
 	return arrived;
-}
-
-/* Bucket of the fault-to-resume histogram for @ns. */
-static unsigned int vhca_odp_hist_bucket(u64 ns)
-{
-	u64 us = div_u64(ns, NSEC_PER_USEC);
-
-	if (!us)
-		return 0;
-	return min_t(unsigned int, ilog2(us), VHCA_ODP_HIST_BUCKETS - 1);
-}
-
-/*
- * The WQE at @qp's tail met a page fault: park the QP and put the fault
- * on the device's fault queue. The fault's device (the responder's for a
- * remote key) was held by vhca_exec_wqe() until the fault work is done
- * with it; one that was going away cannot resolve anything, and the WQE
- * runs again to fail.
- */
-static void vhca_fault_raise(struct vhca_qp *qp)
-{
-	struct vhca_fault *f = &qp->fault;
-	struct vhca_dev *vdev = qp->vdev;
-
-	f->pending = false;
-	atomic64_inc(&vdev->odp.faults);
-	if (!f->held) {
-		atomic64_inc(&vdev->odp.fault_errors);
-		qp->fault_failed = true;
-		queue_work(vdev->wq, &qp->sq_work);
-		return;
-	}
-	f->raised_ns = local_clock();
-	/* sq_work reads it before looking at the queue. */
-	WRITE_ONCE(qp->parked, true);
-	queue_work(vdev->fault_wq, &qp->fault_work);
-}
-
-/*
- * The fault queue's work for one parked QP: have mrcore map the pages,
- * then resume the QP, whose send queue executes the WQE again.
- */
-static void vhca_fault_work(struct work_struct *work)
-{
-	struct vhca_qp *qp = container_of(work, struct vhca_qp, fault_work);
-	struct vhca_fault *f = &qp->fault;
-	struct vhca_dev *vdev = qp->vdev;
-	int err;
-
-	err = mrc_odp_fault(&f->vdev->mdev, f->key, f->iova, f->len,
-			    f->write ? MRC_ODP_WRITE : 0);
-	ib_device_put(&f->vdev->ibdev);
-	f->held = false;
-	if (err) {
-		atomic64_inc(&vdev->odp.fault_errors);
-		vhca_dbg_qp(qp, "fault key 0x%08x iova 0x%llx: %d\n", f->key,
-			    f->iova, err);
-	}
-	qp->fault_failed = err != 0;
-	atomic64_inc(&vdev->odp.resume_hist[vhca_odp_hist_bucket(local_clock() -
-								  f->raised_ns)]);
-	/* Pairs with the READ_ONCE() in vhca_sq_run(): unparked last. */
-	smp_store_release(&qp->parked, false);
-	queue_work(vdev->wq, &qp->sq_work);
 }
 
 /*
@@ -1333,13 +530,13 @@ static bool vhca_sq_run(struct vhca_qp *qp, u64 *idle_ns)
 
 		/*
 		 * Receives another engine holds complete first; the last
-		 * of them kicks this work again (vhca_rx_done()).
+		 * of them kicks this work again (->rq_done()).
 		 */
 		if (state == IB_QPS_ERR && !rx_busy &&
 		    budget == VHCA_SQ_BUDGET - 1)
-			vhca_qp_flush_rq(qp);
+			vhca_queue_rq_flush(qp);
 
-		wqe = vhca_sq_tail(qp);
+		wqe = vhca_queue_sq_peek(qp);
 		if (!wqe) {
 			if (!vhca_sq_linger(qp, idle_ns))
 				return false;
@@ -1374,7 +571,7 @@ static bool vhca_sq_run(struct vhca_qp *qp, u64 *idle_ns)
 		}
 		/* In ERR before the error completion can be polled. */
 		if (status != IB_WC_SUCCESS)
-			vhca_qp_error(qp);
+			vhca_queue_error(qp);
 		vhca_sq_complete(qp, wqe, status, byte_len);
 	}
 	return true;
@@ -1406,6 +603,8 @@ static void vhca_retry_work(struct work_struct *work)
 
 	queue_work(qp->vdev->wq, &qp->sq_work);
 }
+
+/* --- a QP's and a device's engine state --- */
 
 /**
  * vhca_engine_qp_init - prepare a QP's engine state

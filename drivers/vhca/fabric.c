@@ -10,6 +10,12 @@
  * leaves it in dealloc_driver. Routing takes a registration reference
  * (ib_device_try_get()), so a device being unregistered stops receiving
  * and its unregistration waits for deliveries in progress.
+ *
+ * Flow: the requester's engine calls vhca_fabric_resolve() for each
+ * message; it routes the GID (vhca_fabric_route()), takes the QP by
+ * number (vhca_qp_get()), checks the QP's state and connection and
+ * establishes it; vhca_fabric_release() drops both references. Peer
+ * resolution is the seam a wire transport takes over.
  */
 #include <linux/list.h>
 #include <linux/spinlock.h>
@@ -71,4 +77,87 @@ struct vhca_dev *vhca_fabric_route(const union ib_gid *dgid)
 	}
 	spin_unlock_bh(&vhca_fabric_lock);
 	return NULL;
+}
+
+/**
+ * vhca_fabric_release - drop what vhca_fabric_resolve() held
+ * @peer: the responder it filled
+ */
+void vhca_fabric_release(struct vhca_peer *peer)
+{
+	vhca_qp_put(peer->qp);
+	ib_device_put(&peer->vdev->ibdev);
+}
+
+/**
+ * vhca_fabric_resolve - find the responder of a message
+ * @qp: the requester QP
+ * @dgid: the destination GID (the connected peer's for RC, the AH's for UD)
+ * @dqpn: the destination QP number
+ * @peer: out: the responder, held
+ *
+ * Routes @dgid to a device (vhca_fabric_route()), looks @dqpn up there and
+ * checks the QP would accept the message: it can receive, and for RC it is
+ * RC and connected to @qp (a UD message needs a UD or GSI QP). The first
+ * message to reach an RC responder in RTR dispatches IB_EVENT_COMM_EST.
+ * The responder's attributes the engine needs are copied into @peer.
+ *
+ * This is the seam a wire transport takes over: with a wire, the
+ * requester's engine would hand the message to the transport here, and
+ * the receiving side would resolve its own QP and enter the responder
+ * (resp.c) with the peer and request it built from the packet.
+ *
+ * Context: the engine's worker; does not sleep.
+ * Return: true with @peer filled and held (vhca_fabric_release() it),
+ * false if the message is lost.
+ */
+bool vhca_fabric_resolve(struct vhca_qp *qp, const union ib_gid *dgid,
+			 u32 dqpn, struct vhca_peer *peer)
+{
+	struct vhca_qp *rqp;
+	unsigned long flags;
+	bool ok, comm_est;
+
+	peer->vdev = vhca_fabric_route(dgid);
+	if (!peer->vdev)
+		return false;
+
+	rqp = vhca_qp_get(peer->vdev, dqpn);
+	if (!rqp) {
+		ib_device_put(&peer->vdev->ibdev);
+		return false;
+	}
+	peer->qp = rqp;
+
+	spin_lock_irqsave(&rqp->state_lock, flags);
+	ok = !rqp->stopped && vhca_state_receives(rqp->state);
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		ok = ok && rqp->ibqp.qp_type == IB_QPT_RC &&
+		     rqp->attr.dest_qp_num == qp->ibqp.qp_num;
+	else
+		ok = ok && rqp->ibqp.qp_type != IB_QPT_RC;
+	peer->access = rqp->attr.qp_access_flags;
+	peer->qkey = rqp->attr.qkey;
+	peer->min_rnr_timer = rqp->attr.min_rnr_timer;
+	/* IBTA 11.6.3: the first message to arrive in RTR establishes. */
+	comm_est = ok && rqp->ibqp.qp_type == IB_QPT_RC &&
+		   rqp->state == IB_QPS_RTR && !rqp->comm_est;
+	if (comm_est)
+		rqp->comm_est = true;
+	spin_unlock_irqrestore(&rqp->state_lock, flags);
+
+	if (!ok) {
+		vhca_fabric_release(peer);
+		return false;
+	}
+	if (comm_est && rqp->ibqp.event_handler) {
+		struct ib_event ev = {
+			.device = rqp->ibqp.device,
+			.element.qp = &rqp->ibqp,
+			.event = IB_EVENT_COMM_EST,
+		};
+
+		rqp->ibqp.event_handler(&ev, rqp->ibqp.qp_context);
+	}
+	return true;
 }

@@ -21,7 +21,7 @@
  *    once it returns the engine is not inside a WQE: RESET then empties
  *    the queues without completions, SQD reports IB_EVENT_SQ_DRAINED.
  *  - A move to ERR kicks the engine, which flushes the QP's own RQ and
- *    its SQ (vhca_qp_flush_rq()). Receives posted in ERR kick it again,
+ *    its SQ (queue.h's ->rq_flush()). Receives posted in ERR kick it again,
  *    so that ib_drain_qp() sees its marker WRs complete. Completion
  *    handlers therefore never run inside post_recv or modify_qp.
  */
@@ -34,7 +34,9 @@
 #include <linux/string.h>
 #include <linux/wait_bit.h>
 
+#include "engine.h"
 #include "qp_rules.h"
+#include "queue.h"
 #include "vhca_loc.h"
 
 /*
@@ -243,7 +245,7 @@ static bool vhca_wr_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
 /*
  * An atomic returns the old u64 into one 8-byte SGE. The remote address
  * is the responder's to judge: a misaligned one completes with
- * IB_WC_REM_INV_REQ_ERR (engine.c), as IBTA's invalid request NAK.
+ * IB_WC_REM_INV_REQ_ERR (resp.c), as IBTA's invalid request NAK.
  */
 static int vhca_atomic_wr_check(const struct ib_send_wr *wr)
 {
@@ -445,35 +447,6 @@ static void vhca_qp_event(struct vhca_qp *qp, enum ib_event_type type)
 	vhca_dbg_qp(qp, "event %s\n", ib_event_msg(type));
 	if (ibqp->event_handler)
 		ibqp->event_handler(&ev, ibqp->qp_context);
-}
-
-/**
- * vhca_qp_flush_rq - complete every receive on a QP's own RQ as flushed
- * @qp: the QP, in ERR
- *
- * Each receive completes on the receive CQ with IB_WC_WR_FLUSH_ERR, in
- * order. Nothing for a QP on an SRQ. Only the engine calls this, from the
- * QP's send-queue work, so flushes never interleave, and completion
- * handlers never run inside a verb the consumer called (post_recv,
- * modify_qp). Holds no QP lock while completing. Never sleeps.
- */
-void vhca_qp_flush_rq(struct vhca_qp *qp)
-{
-	struct vhca_recv_buf rbuf;
-	struct ib_wc wc = {
-		.status = IB_WC_WR_FLUSH_ERR,
-		.opcode = IB_WC_RECV,
-		.qp = &qp->ibqp,
-	};
-
-	/* IBTA 10.8.3.3: WQEs of an SRQ stay there for the other QPs. */
-	if (qp->srq)
-		return;
-
-	while (vhca_rq_pop(&qp->rq, &rbuf.wqe)) {
-		wc.wr_id = rbuf.wqe.wr_id;
-		vhca_cq_post(qp->rcq, &wc, false);
-	}
 }
 
 /* Enter @next; the engine flushes both queues of a QP in ERR. */
@@ -760,6 +733,7 @@ static void vhca_qp_setup(struct vhca_qp *qp, struct vhca_dev *vdev,
 	qp->attr.port_num = VHCA_PORT_NUM;
 	qp->pdn = to_vhca_pd(qp->ibqp.pd)->base_pd.pdn;
 	qp->srq = init->srq ? to_vhca_srq(init->srq) : NULL;
+	qp->qops = &vhca_kern_queue_ops;
 	qp->scq = to_vhca_cq(init->send_cq);
 	qp->rcq = to_vhca_cq(init->recv_cq);
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;

@@ -402,7 +402,7 @@ static const struct wr_case wr_cases[] = {
 	  0x1000, false, false, 0 },
 	{ "RC FETCH_AND_ADD", IB_QPT_RC, IB_WR_ATOMIC_FETCH_AND_ADD, 0, 1, 8,
 	  0x1008, false, false, 0 },
-	/* The responder refuses it, with a completion (engine.c). */
+	/* The responder refuses it, with a completion (resp.c). */
 	{ "RC atomic, misaligned remote address", IB_QPT_RC,
 	  IB_WR_ATOMIC_FETCH_AND_ADD, 0, 1, 8, 0x1004, false, false, 0 },
 	{ "RC atomic, 4-byte SGE", IB_QPT_RC, IB_WR_ATOMIC_CMP_AND_SWP, 0, 1,

@@ -5,7 +5,8 @@
  *
  * Device and port queries and PDs are here; memory regions are in mr.c
  * and frwr.c, queues in cq.c, srq.c and qp.c, address handles in ah.c,
- * and the engine that executes work requests in engine.c and fabric.c.
+ * and the engine that executes work requests in engine.c, resp.c, xfer.c,
+ * fault.c and fabric.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -19,6 +20,7 @@
 #include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
 
+#include "engine.h"
 #include "vhca_loc.h"
 
 /**
@@ -57,7 +59,7 @@ static int vhca_query_device(struct ib_device *ibdev,
 	/*
 	 * Fast registration of MEM_REG and SG_GAPS MRs (frwr.c) and explicit
 	 * and implicit ODP on every operation of RC and UD QPs (odp.c,
-	 * engine.c). 6.1 spells the SG_GAPS flag IBK_SG_GAPS_REG, a kernel
+	 * fault.c). 6.1 spells the SG_GAPS flag IBK_SG_GAPS_REG, a kernel
 	 * cap.
 	 */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |

@@ -176,7 +176,7 @@ struct vhca_fault {
  * @bounce: per possible CPU, a VHCA_BOUNCE_SIZE staging buffer the engine
  *	moves data through, used with preemption disabled
  * @fault_wq: the page-fault queue: a parked QP's fault, and asynchronous
- *	prefetches, run on it (engine.c)
+ *	prefetches (mr.c), run on it (fault.c)
  * @odp: page-fault counters (debugfs "odp")
  * @fabric_node: entry on the loopback fabric's port list (fabric.c)
  * @list: entry on the live or the dead device list; protected by
@@ -421,6 +421,7 @@ struct vhca_sq {
  * @sq: send queue
  * @rq: receive queue (unused with @srq)
  * @srq: the SRQ, or NULL
+ * @qops: how the engine reaches @sq, @rq or @srq, @scq and @rcq (queue.h)
  * @scq: send CQ
  * @rcq: receive CQ
  * @sq_sig_all: every send completes (IB_SIGNAL_ALL_WR)
@@ -455,6 +456,7 @@ struct vhca_qp {
 	struct vhca_sq sq;
 	struct vhca_rq rq;
 	struct vhca_srq *srq;
+	const struct vhca_queue_ops *qops;
 	struct vhca_cq *scq;
 	struct vhca_cq *rcq;
 	bool sq_sig_all;

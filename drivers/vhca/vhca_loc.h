@@ -15,6 +15,13 @@ static inline void __iomem *vhca_mkc_slot(struct vhca_dev *vdev, u32 index)
 	return vdev->mem.mkc + (size_t)index * VHCA_MKC_SIZE;
 }
 
+/* Can a QP in @state receive (RTR or later, not in error)? */
+static inline bool vhca_state_receives(enum ib_qp_state state)
+{
+	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	       state == IB_QPS_SQD || state == IB_QPS_SQE;
+}
+
 /* ah.c */
 int vhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		   struct ib_udata *udata);
@@ -67,16 +74,6 @@ int vhca_mkey_xlt_check(struct vhca_dev *vdev, const struct mrc_mkey_ctx *ctx);
 const char *vhca_mkey_state_name(u8 state);
 const char *vhca_access_mode_name(u8 mode);
 
-/* engine.c: the DMA engine */
-int vhca_engine_init(struct vhca_dev *vdev);
-void vhca_engine_fini(struct vhca_dev *vdev);
-/* Initialise @qp's work items; called by create_qp before the QP is visible. */
-void vhca_engine_qp_init(struct vhca_qp *qp);
-/* Run @qp's send queue soon (post_send, a move to RTS or to ERR). */
-void vhca_engine_kick(struct vhca_qp *qp);
-/* Stop running @qp's send queue and wait for the engine to leave it. */
-void vhca_engine_qp_stop(struct vhca_qp *qp);
-
 /* fabric.c: the in-kernel loopback fabric joining every vhca port */
 void vhca_fabric_add(struct vhca_dev *vdev);
 void vhca_fabric_del(struct vhca_dev *vdev);
@@ -85,6 +82,25 @@ void vhca_fabric_del(struct vhca_dev *vdev);
  * ib_device_try_get() taken (ib_device_put() it), or NULL.
  */
 struct vhca_dev *vhca_fabric_route(const union ib_gid *dgid);
+/**
+ * struct vhca_peer - the responder of one message
+ * @vdev: its device, with a registration reference
+ * @qp: its QP, with a reference
+ * @access: the responder QP's qp_access_flags
+ * @qkey: the responder QP's Q_Key (UD)
+ * @min_rnr_timer: the responder QP's RNR timer encoding
+ */
+struct vhca_peer {
+	struct vhca_dev *vdev;
+	struct vhca_qp *qp;
+	int access;
+	u32 qkey;
+	u8 min_rnr_timer;
+};
+
+bool vhca_fabric_resolve(struct vhca_qp *qp, const union ib_gid *dgid,
+			 u32 dqpn, struct vhca_peer *peer);
+void vhca_fabric_release(struct vhca_peer *peer);
 
 /* frwr.c: fast registration */
 /*
@@ -162,8 +178,6 @@ void vhca_qp_put(struct vhca_qp *qp);
  * sleeps.
  */
 void vhca_qp_error(struct vhca_qp *qp);
-/* The engine only: complete every receive on @qp's own RQ as flushed. */
-void vhca_qp_flush_rq(struct vhca_qp *qp);
 
 /* srq.c: receive queues, shared or not */
 int vhca_rq_init(struct vhca_rq *rq, u32 max_wr, u32 max_sge);

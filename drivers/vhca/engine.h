@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vhca engine: what the rest of the driver calls it through. The queues
+ * (qp.c, queue_kern.c) ring it here, as a doorbell; the engine reaches
+ * them back only through queue.h.
+ */
+#ifndef _VHCA_ENGINE_H
+#define _VHCA_ENGINE_H
+
+#include "vhca.h"
+
+int vhca_engine_init(struct vhca_dev *vdev);
+void vhca_engine_fini(struct vhca_dev *vdev);
+/* Initialise @qp's work items; called by create_qp before the QP is visible. */
+void vhca_engine_qp_init(struct vhca_qp *qp);
+/* Run @qp's send queue soon (post_send, a move to RTS or to ERR). */
+void vhca_engine_kick(struct vhca_qp *qp);
+/* Stop running @qp's send queue and wait for the engine to leave it. */
+void vhca_engine_qp_stop(struct vhca_qp *qp);
+
+#endif /* _VHCA_ENGINE_H */

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vhca engine, transfers: moving the bytes of one operation between its
+ * two sides.
+ *
+ * One side of a transfer is a struct vhca_cursor: a local gather or
+ * scatter list, each SGE resolved through its lkey against the owning
+ * QP's PD (VHCA_CURSOR_SGL; inline data is such a list with no SGEs), or
+ * a remote (rkey, address) range resolved against the responder QP's PD
+ * and number, a type 2 memory window serving its own QP only
+ * (VHCA_CURSOR_RANGE). Every byte moves through the walker (walker.c),
+ * which reads the mkey contexts and MTT/KLM entries in device memory.
+ *
+ * Flow: vhca_xfer() copies from one cursor to the other through the
+ * device's per-CPU bounce buffer of VHCA_BOUNCE_SIZE bytes. A message that
+ * fits is read in whole before anything is written; a larger one has
+ * both sides probed first (vhca_cursor_probe(): walked without moving
+ * bytes), so that a protection error is found before the target is
+ * touched. A walk of an ODP context that faults records the fault in the
+ * cursor's struct vhca_fault and fails -EAGAIN, and the engine parks the
+ * QP (fault.c). A copy that cannot be restarted as a whole (into a
+ * receive already taken, an atomic's result) resolves its faults in place
+ * instead and retries from the same cursors: vhca_xfer_sync() and
+ * vhca_cursor_move_sync().
+ */
+#include <linux/minmax.h>
+#include <linux/sched.h>
+
+#include "engine_loc.h"
+#include "vhca_loc.h"
+
+/* Faults a copy resolved in place retries before it fails. */
+#define VHCA_SYNC_FAULT_TRIES	8
+
+/**
+ * vhca_cursor_sgl - start a cursor over a QP's gather or scatter list
+ * @cur: the cursor
+ * @qp: the QP whose list it is: its keys are checked against its PD
+ * @sge: the list, or NULL for inline data (set @cur->inline_data then)
+ * @num: entries of @sge, or bytes of inline data
+ * @dir: the access its walks make (VHCA_ACCESS_LOCAL_READ or _WRITE)
+ */
+void vhca_cursor_sgl(struct vhca_cursor *cur, struct vhca_qp *qp,
+		     const struct ib_sge *sge, u32 num,
+		     enum vhca_access_dir dir)
+{
+	*cur = (struct vhca_cursor) {
+		.kind = VHCA_CURSOR_SGL,
+		.dir = dir,
+		.vdev = qp->vdev,
+		.pdn = qp->pdn,
+		.qpn = qp->ibqp.qp_num,
+		.sge = sge,
+		.num = num,
+	};
+}
+
+/**
+ * vhca_sge_bytes - the bytes a list of SGEs covers
+ * @sge: the list
+ * @num: its entries
+ *
+ * Return: the sum of the lengths; U64_MAX never results from 2^32 u32s.
+ */
+u64 vhca_sge_bytes(const struct ib_sge *sge, u32 num)
+{
+	u64 len = 0;
+	u32 i;
+
+	for (i = 0; i < num; i++)
+		len += sge[i].length;
+	return len;
+}
+
+/*
+ * Move @len bytes between @buf and the list at @cur, through the walker;
+ * @buf NULL probes. The list must hold @len more bytes.
+ */
+static int vhca_sgl_move(struct vhca_cursor *cur, u8 *buf, u64 len)
+{
+	int err;
+
+	if (!cur->sge) {
+		if (buf && len)
+			memcpy(buf, cur->inline_data + cur->off, len);
+		cur->off += len;
+		return 0;
+	}
+
+	while (len) {
+		const struct ib_sge *sge;
+		u64 n;
+
+		if (cur->idx >= cur->num)
+			return -EINVAL;
+		sge = &cur->sge[cur->idx];
+		n = min_t(u64, len, sge->length - cur->off);
+		if (n) {
+			err = vhca_access_fault(cur->vdev, cur->pdn, cur->qpn,
+						sge->lkey, sge->addr + cur->off,
+						buf, n, cur->dir, NULL,
+						cur->fault);
+			if (err)
+				return err;
+		}
+		cur->off += n;
+		len -= n;
+		if (buf)
+			buf += n;
+		if (cur->off == sge->length) {
+			cur->idx++;
+			cur->off = 0;
+		}
+	}
+	return 0;
+}
+
+/* Move @len bytes between @buf and the remote range at @cur. */
+static int vhca_range_move(struct vhca_cursor *cur, u8 *buf, u64 len)
+{
+	int err;
+
+	err = vhca_access_fault(cur->vdev, cur->pdn, cur->qpn, cur->rkey,
+				cur->addr, buf, len, cur->dir, cur->counters,
+				cur->fault);
+	if (!err)
+		cur->addr += len;
+	return err;
+}
+
+/* Move @len bytes between @buf and @cur's side; @buf NULL probes. */
+static int vhca_cursor_move(struct vhca_cursor *cur, u8 *buf, u64 len)
+{
+	if (cur->kind == VHCA_CURSOR_SGL)
+		return vhca_sgl_move(cur, buf, len);
+	return vhca_range_move(cur, buf, len);
+}
+
+/**
+ * vhca_cursor_probe - walk bytes of one side without moving any
+ * @cur: the side; it stays where it is
+ * @len: bytes to walk from it
+ *
+ * Return: 0, or the error moving them would meet (-EAGAIN with a fault
+ * recorded for a fault).
+ */
+int vhca_cursor_probe(const struct vhca_cursor *cur, u64 len)
+{
+	struct vhca_cursor c = *cur;
+
+	return vhca_cursor_move(&c, NULL, len);
+}
+
+/**
+ * vhca_xfer - copy bytes from one side of a transfer to the other
+ * @vdev: the device whose bounce buffers carry them
+ * @src: the side read
+ * @dst: the side written
+ * @len: bytes to copy; both sides must hold them
+ * @src_probed: @src was probed for @len bytes already
+ * @side: out, on failure: which side refused
+ *
+ * Copies through the bounce buffer. A message larger than one buffer has
+ * both sides probed first (the source only if the caller has not, as
+ * @src_probed says), so that nothing is written before both are found
+ * good. Both cursors advance by the bytes moved.
+ *
+ * Return: 0 or the walker's error.
+ */
+int vhca_xfer(struct vhca_dev *vdev, struct vhca_cursor *src,
+	      struct vhca_cursor *dst, u64 len, bool src_probed,
+	      enum vhca_side *side)
+{
+	int err = 0;
+
+	if (len > VHCA_BOUNCE_SIZE) {
+		*side = VHCA_SRC;
+		if (!src_probed) {
+			err = vhca_cursor_probe(src, len);
+			if (err)
+				return err;
+		}
+		*side = VHCA_DST;
+		err = vhca_cursor_probe(dst, len);
+		if (err)
+			return err;
+	}
+
+	while (len) {
+		u64 n = min_t(u64, len, VHCA_BOUNCE_SIZE);
+		u8 *bounce;
+
+		bounce = vdev->bounce[get_cpu()];
+		*side = VHCA_SRC;
+		err = vhca_cursor_move(src, bounce, n);
+		if (!err) {
+			*side = VHCA_DST;
+			err = vhca_cursor_move(dst, bounce, n);
+		}
+		put_cpu();
+		if (err)
+			return err;
+		len -= n;
+		cond_resched();
+	}
+	return 0;
+}
+
+/* --- copies that cannot restart: page faults resolved in place --- */
+
+/**
+ * vhca_cursor_move_sync - move bytes of a list, resolving faults in place
+ * @cur: a VHCA_CURSOR_SGL cursor
+ * @buf: the bytes read or written
+ * @len: how many
+ *
+ * As a move through @cur, but a page fault is resolved in place and the
+ * move retried from the same cursor, for a copy that cannot be restarted
+ * as a whole.
+ *
+ * Return: 0 or the walker's error.
+ */
+int vhca_cursor_move_sync(struct vhca_cursor *cur, u8 *buf, u64 len)
+{
+	struct vhca_cursor start = *cur;
+	struct vhca_fault f = {};
+	unsigned int tries;
+	int err;
+
+	for (tries = 0;; tries++) {
+		cur->fault = tries < VHCA_SYNC_FAULT_TRIES ? &f : NULL;
+		err = vhca_cursor_move(cur, buf, len);
+		if (!f.pending || !vhca_fault_resolve_sync(&f))
+			break;
+		*cur = start;
+	}
+	cur->fault = start.fault;
+	return err;
+}
+
+/**
+ * vhca_xfer_sync - copy a message into a receive already taken
+ * @vdev: the device whose bounce buffers carry it
+ * @src: the sender's gather list, probed for @len bytes already
+ * @dst: the receive's scatter list
+ * @len: bytes to copy
+ * @side: out, on failure: which side refused
+ *
+ * vhca_xfer() whose page faults, on either list, are resolved in place,
+ * the copy starting over from the same cursors.
+ *
+ * Return: 0 or the walker's error.
+ */
+int vhca_xfer_sync(struct vhca_dev *vdev, struct vhca_cursor *src,
+		   struct vhca_cursor *dst, u64 len, enum vhca_side *side)
+{
+	struct vhca_cursor s0 = *src, d0 = *dst;
+	struct vhca_fault f = {};
+	unsigned int tries;
+	int err;
+
+	for (tries = 0;; tries++) {
+		src->fault = tries < VHCA_SYNC_FAULT_TRIES ? &f : NULL;
+		dst->fault = src->fault;
+		err = vhca_xfer(vdev, src, dst, len, true, side);
+		if (!f.pending || !vhca_fault_resolve_sync(&f))
+			break;
+		*src = s0;
+		*dst = d0;
+	}
+	src->fault = s0.fault;
+	dst->fault = d0.fault;
+	return err;
+}
