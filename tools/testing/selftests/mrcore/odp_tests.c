@@ -35,7 +35,7 @@
  * -EAGAIN on a page the device has not mapped, which the cases use to see
  * what is mapped.
  *
- * Statuses asserted (drivers/vhca/engine.c, "Page faults (ODP)"): a fault
+ * Statuses asserted (drivers/vhca/fault.c, its header): a fault
  * that cannot be resolved (no VMA, a write to read-only memory) lets the
  * WQE run once more without faulting, so it fails with the walker's
  * access error: IB_WC_REM_ACCESS_ERR for the remote range,
