@@ -8,8 +8,8 @@
  * its QP pairs (mrcore_test_post.c posts on them), mrcore_test_bench.c
  * and mrcore_test_stamp.c run loops on a pair. The feature files
  * (mrcore_test_frwr.c, whose loops are in mrcore_test_frwr_cycle.c,
- * mrcore_test_fmr.c, mrcore_test_mw.c and the others of enum
- * mrct_ext_id) each add ioctls through a struct mrct_ext:
+ * mrcore_test_fmr.c, mrcore_test_mw.c with mrcore_test_gaps.c, and the
+ * others of enum mrct_ext_id) each add ioctls through a struct mrct_ext:
  * the main ioctl hands them every command it does not know, and unbinding
  * a device lets each free what it made on it after the pairs go and
  * before the MRs and PDs do.
@@ -241,6 +241,46 @@ int mrct_frwr_rdma(struct mrct_ctx *ctx, struct mrct_frwr *fr,
 /* mrcore_test_frwr_cycle.c: handlers, called by mrcore_test_frwr.c */
 int mrct_frwr_cycle(struct mrct_ctx *ctx, void __user *uarg);
 int mrct_frwr_bench(struct mrct_ctx *ctx, void __user *uarg);
+
+/*
+ * mrcore_test_mw.c: the MW state, which mrcore_test_gaps.c's SG_GAPS MRs
+ * live in; mrcore_test_gaps.c: handlers, and freeing one MR on unbind
+ */
+/**
+ * struct mrct_mw - the MW state of a context (ctx->ext[MRCT_EXT_MW])
+ * @mws: handle -> struct mrc_mw
+ * @next_mw: allocation cursor for @mws
+ * @nr_mws: entries in @mws
+ * @inds: handle -> struct mrc_mr, an indirect key
+ * @next_ind: allocation cursor for @inds
+ * @nr_inds: entries in @inds
+ * @gaps: handle -> struct mrct_gaps_mr
+ * @next_gaps: allocation cursor for @gaps
+ * @nr_gaps: entries in @gaps
+ *
+ * Created by the first call after MRCT_SET_DEVICE, freed on unbind; used
+ * under the context's lock.
+ */
+struct mrct_mw {
+	struct xarray mws;
+	u32 next_mw;
+	u32 nr_mws;
+	struct xarray inds;
+	u32 next_ind;
+	u32 nr_inds;
+	struct xarray gaps;
+	u32 next_gaps;
+	u32 nr_gaps;
+};
+
+struct mrct_gaps_mr;
+struct mrct_mw *mrct_mw_get(struct mrct_ctx *ctx);
+int mrct_mw_store(struct xarray *xa, u32 *next, void *obj, u32 *handle);
+int mrct_gaps_alloc(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_gaps_free(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_gaps_reg(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_gaps_buf(struct mrct_ctx *ctx, void __user *uarg, bool write);
+int mrct_gaps_free_one(struct ib_device *ibdev, struct mrct_gaps_mr *g);
 
 /*
  * The tail of every ioctl that replies: @fn(@ctx, @req) under the
