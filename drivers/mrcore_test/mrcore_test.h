@@ -7,7 +7,8 @@
  * device and unbinds it, mrcore_test_mr.c holds its MRs, mrcore_test_qp.c
  * its QP pairs (mrcore_test_post.c posts on them), mrcore_test_bench.c
  * and mrcore_test_stamp.c run loops on a pair. The feature files
- * (mrcore_test_frwr.c, mrcore_test_fmr.c, mrcore_test_mw.c and the
+ * (mrcore_test_frwr.c, whose loops are in mrcore_test_frwr_cycle.c,
+ * mrcore_test_fmr.c, mrcore_test_mw.c with mrcore_test_gaps.c, and the
  * others of enum mrct_ext_id) each add ioctls through a struct mrct_ext:
  * the main ioctl hands them every command it does not know, and unbinding
  * a device lets each free what it made on it after the pairs go and
@@ -169,6 +170,117 @@ int mrct_bench_write(struct mrct_ctx *ctx, void __user *uarg);
  */
 int mrct_stamp_writes(struct mrct_ctx *ctx, void __user *uarg);
 int mrct_qp_wait_recv(struct mrct_ctx *ctx, void __user *uarg);
+
+/*
+ * mrcore_test_frwr.c: FRWR MRs and their buffers, and the calls that
+ * mrcore_test_frwr_cycle.c's loops are made of
+ */
+/**
+ * struct mrct_frwr_map - where the pages of a registration come from
+ * @first: buffer chunk of entry 0
+ * @stride: entry i is chunk (@first + i * @stride) % nchunks
+ * @offset: byte offset into the first chunk
+ * @nents: scatterlist entries (chunks) the registration spans
+ * @length: bytes from @offset
+ * @iova: the MR's iova once mapped
+ */
+struct mrct_frwr_map {
+	u32 first;
+	u32 stride;
+	u32 offset;
+	u32 nents;
+	u64 length;
+	u64 iova;
+};
+
+/**
+ * struct mrct_frwr_mr - an FRWR MR of a context and its buffer
+ * @mr: from ib_alloc_mr(IB_MR_TYPE_MEM_REG)
+ * @chunk_shift: log2 of a chunk's bytes
+ * @nchunks: chunks in @pages and @dma
+ * @pages: first page of each chunk (order @chunk_shift - PAGE_SHIFT)
+ * @dma: each chunk's DMA address on the device
+ * @sgl: @nchunks entries, filled for each ib_map_mr_sg()
+ * @cur: mapping of the last REG_MR that completed successfully
+ * @has_cur: @cur is set
+ */
+struct mrct_frwr_mr {
+	struct ib_mr *mr;
+	u32 chunk_shift;
+	u32 nchunks;
+	struct page **pages;
+	u64 *dma;
+	struct scatterlist *sgl;
+	struct mrct_frwr_map cur;
+	bool has_cur;
+};
+
+static inline u64 mrct_chunk_bytes(const struct mrct_frwr_mr *fm)
+{
+	return BIT_ULL(fm->chunk_shift);
+}
+
+struct mrct_frwr;
+struct mrct_frwr *mrct_frwr_get(struct mrct_ctx *ctx);
+struct mrct_frwr_mr *mrct_frwr_mr_get(struct mrct_frwr *fr, u32 handle);
+int mrct_frwr_buf_alloc(struct ib_device *ibdev, struct mrct_frwr_mr *fm);
+void mrct_frwr_buf_free(struct ib_device *ibdev, struct mrct_frwr_mr *fm);
+int mrct_frwr_map_sg(struct mrct_frwr_mr *fm, struct mrct_frwr_map *map,
+		     u32 page_size);
+void mrct_frwr_sync(struct ib_device *ibdev, struct mrct_frwr_mr *fm,
+		    const struct mrct_frwr_map *map, bool for_cpu);
+u64 mrct_frwr_cpu(struct mrct_frwr_mr *fm, const struct mrct_frwr_map *map,
+		  u64 pos, u64 len, u32 seed, bool count);
+u32 mrct_frwr_wr_key(struct ib_mr *mr, u32 flags, u32 key);
+int mrct_frwr_rdma(struct mrct_ctx *ctx, struct mrct_frwr *fr,
+		   struct mrct_pair *pair, u32 qpi,
+		   const struct mrct_frwr_map *map, bool write,
+		   u32 rkey, u64 pos, u64 len, u32 seed, u32 seed_old,
+		   struct mrct_frwr_xfer *out);
+
+/* mrcore_test_frwr_cycle.c: handlers, called by mrcore_test_frwr.c */
+int mrct_frwr_cycle(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_frwr_bench(struct mrct_ctx *ctx, void __user *uarg);
+
+/*
+ * mrcore_test_mw.c: the MW state, which mrcore_test_gaps.c's SG_GAPS MRs
+ * live in; mrcore_test_gaps.c: handlers, and freeing one MR on unbind
+ */
+/**
+ * struct mrct_mw - the MW state of a context (ctx->ext[MRCT_EXT_MW])
+ * @mws: handle -> struct mrc_mw
+ * @next_mw: allocation cursor for @mws
+ * @nr_mws: entries in @mws
+ * @inds: handle -> struct mrc_mr, an indirect key
+ * @next_ind: allocation cursor for @inds
+ * @nr_inds: entries in @inds
+ * @gaps: handle -> struct mrct_gaps_mr
+ * @next_gaps: allocation cursor for @gaps
+ * @nr_gaps: entries in @gaps
+ *
+ * Created by the first call after MRCT_SET_DEVICE, freed on unbind; used
+ * under the context's lock.
+ */
+struct mrct_mw {
+	struct xarray mws;
+	u32 next_mw;
+	u32 nr_mws;
+	struct xarray inds;
+	u32 next_ind;
+	u32 nr_inds;
+	struct xarray gaps;
+	u32 next_gaps;
+	u32 nr_gaps;
+};
+
+struct mrct_gaps_mr;
+struct mrct_mw *mrct_mw_get(struct mrct_ctx *ctx);
+int mrct_mw_store(struct xarray *xa, u32 *next, void *obj, u32 *handle);
+int mrct_gaps_alloc(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_gaps_free(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_gaps_reg(struct mrct_ctx *ctx, void __user *uarg);
+int mrct_gaps_buf(struct mrct_ctx *ctx, void __user *uarg, bool write);
+int mrct_gaps_free_one(struct ib_device *ibdev, struct mrct_gaps_mr *g);
 
 /*
  * The tail of every ioctl that replies: @fn(@ctx, @req) under the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mrcore_test: FRWR: REG_MR / LOCAL_INV through a QP pair, cycle benchmark.
+ * mrcore_test: FRWR: REG_MR / LOCAL_INV through a QP pair.
  *
  * Fast-registration MRs are driven the way a kernel ULP drives them, with
  * standard verbs only (ib_alloc_mr, ib_update_fast_reg_key, ib_map_mr_sg,
@@ -26,17 +26,22 @@
  *
  * Every call that posts waits for its completions (mrct_wait_wc(), with
  * the pair's deadline); a wait that times out wedges the pair, as in the
- * main file. The benchmark keeps a window of REG_MR + LOCAL_INV cycles in
- * flight on MRs of its own and busy-polls the CQ.
+ * main file.
+ *
+ * In the order of an MR's life: the buffer and the MR (MRCT_FRWR_ALLOC,
+ * MRCT_FRWR_FREE), the mapping, CPU and staging helpers, REG_MR
+ * (MRCT_FRWR_REG), LOCAL_INV and Send with Invalidate (MRCT_FRWR_INV),
+ * data through the key (MRCT_FRWR_XFER), then the hooks. The loops of
+ * many registrations, MRCT_FRWR_CYCLE and MRCT_FRWR_BENCH, are in
+ * mrcore_test_frwr_cycle.c, built of this file's calls; the ioctl hook
+ * here hands them their commands.
  */
 #include <linux/dma-direction.h>
 #include <linux/errno.h>
-#include <linux/jiffies.h>
-#include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/scatterlist.h>
-#include <linux/sched/signal.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
@@ -46,55 +51,6 @@
 
 /* Largest chunk of an FRWR MR's buffer: 2 MiB, the next vhca page size. */
 #define MRCT_FRWR_MAX_CHUNK_SHIFT	21
-/*
- * Polls of the benchmark's CQ between two reads of the clock. The VM's
- * clocksource is the HPET, whose every read is an emulated device access
- * (read_hpet was 23% of a perf -a profile of the benchmark when the loop
- * read it at each poll). The set time is overrun by at most one batch.
- */
-#define MRCT_FRWR_CLOCK_POLLS	64
-/* WRs of one benchmark cycle: REG_MR and LOCAL_INV. */
-#define MRCT_FRWR_CYCLE_WRS		2
-
-/**
- * struct mrct_frwr_map - where the pages of a registration come from
- * @first: buffer chunk of entry 0
- * @stride: entry i is chunk (@first + i * @stride) % nchunks
- * @offset: byte offset into the first chunk
- * @nents: scatterlist entries (chunks) the registration spans
- * @length: bytes from @offset
- * @iova: the MR's iova once mapped
- */
-struct mrct_frwr_map {
-	u32 first;
-	u32 stride;
-	u32 offset;
-	u32 nents;
-	u64 length;
-	u64 iova;
-};
-
-/**
- * struct mrct_frwr_mr - an FRWR MR of a context and its buffer
- * @mr: from ib_alloc_mr(IB_MR_TYPE_MEM_REG)
- * @chunk_shift: log2 of a chunk's bytes
- * @nchunks: chunks in @pages and @dma
- * @pages: first page of each chunk (order @chunk_shift - PAGE_SHIFT)
- * @dma: each chunk's DMA address on the device
- * @sgl: @nchunks entries, filled for each ib_map_mr_sg()
- * @cur: mapping of the last REG_MR that completed successfully
- * @has_cur: @cur is set
- */
-struct mrct_frwr_mr {
-	struct ib_mr *mr;
-	u32 chunk_shift;
-	u32 nchunks;
-	struct page **pages;
-	u64 *dma;
-	struct scatterlist *sgl;
-	struct mrct_frwr_map cur;
-	bool has_cur;
-};
 
 /**
  * struct mrct_frwr - the FRWR state of a context on its bound device
@@ -125,11 +81,6 @@ static u8 mrct_frwr_pat(u32 seed, u64 pos)
 	return (u8)(seed + pos + 7 * (pos >> 8) + 37 * (pos >> 12));
 }
 
-static u64 mrct_chunk_bytes(const struct mrct_frwr_mr *fm)
-{
-	return BIT_ULL(fm->chunk_shift);
-}
-
 static u32 mrct_frwr_chunk(const struct mrct_frwr_mr *fm,
 			   const struct mrct_frwr_map *map, u32 ent)
 {
@@ -138,8 +89,13 @@ static u32 mrct_frwr_chunk(const struct mrct_frwr_mr *fm,
 
 /* Buffer and MR ------------------------------------------------------- */
 
-static void mrct_frwr_buf_free(struct ib_device *ibdev,
-			       struct mrct_frwr_mr *fm)
+/**
+ * mrct_frwr_buf_free - free an FRWR buffer's chunks
+ * @ibdev: the device they are mapped on
+ * @fm: whose @pages and @dma to unmap and free; chunks never allocated
+ *	(NULL) or never mapped (0) are skipped. The arrays stay.
+ */
+void mrct_frwr_buf_free(struct ib_device *ibdev, struct mrct_frwr_mr *fm)
 {
 	u32 order = fm->chunk_shift - PAGE_SHIFT;
 	u32 i;
@@ -155,9 +111,16 @@ static void mrct_frwr_buf_free(struct ib_device *ibdev,
 	}
 }
 
-/* Allocate and map every chunk; on failure the caller frees what is. */
-static int mrct_frwr_buf_alloc(struct ib_device *ibdev,
-			       struct mrct_frwr_mr *fm)
+/**
+ * mrct_frwr_buf_alloc - allocate and map every chunk of an FRWR buffer
+ * @ibdev: the device to map them on
+ * @fm: @chunk_shift, @nchunks and the zeroed arrays @pages and @dma set
+ *
+ * On failure the caller frees what is, with mrct_frwr_buf_free().
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int mrct_frwr_buf_alloc(struct ib_device *ibdev, struct mrct_frwr_mr *fm)
 {
 	u32 order = fm->chunk_shift - PAGE_SHIFT;
 	struct page *page;
@@ -234,8 +197,14 @@ out_free:
 	return ERR_PTR(err);
 }
 
-/* The context's FRWR state, created on first use. */
-static struct mrct_frwr *mrct_frwr_get(struct mrct_ctx *ctx)
+/**
+ * mrct_frwr_get - the context's FRWR state, created on first use
+ * @ctx: the context, locked
+ *
+ * Return: the state, or ERR_PTR(-ENODEV) with no device bound, or
+ * ERR_PTR(-ENOMEM).
+ */
+struct mrct_frwr *mrct_frwr_get(struct mrct_ctx *ctx)
 {
 	struct mrct_frwr *fr = ctx->ext[MRCT_EXT_FRWR];
 	u64 dma;
@@ -268,7 +237,14 @@ out_free_fr:
 	return ERR_PTR(-ENOMEM);
 }
 
-static struct mrct_frwr_mr *mrct_frwr_mr_get(struct mrct_frwr *fr, u32 handle)
+/**
+ * mrct_frwr_mr_get - an FRWR MR of the context by its handle
+ * @fr: the context's FRWR state
+ * @handle: from MRCT_FRWR_ALLOC
+ *
+ * Return: the MR, or ERR_PTR(-ENOENT).
+ */
+struct mrct_frwr_mr *mrct_frwr_mr_get(struct mrct_frwr *fr, u32 handle)
 {
 	struct mrct_frwr_mr *fm = xa_load(&fr->mrs, handle);
 
@@ -358,12 +334,17 @@ out_unlock:
 
 /* Posting ------------------------------------------------------------- */
 
-/*
- * ib_map_mr_sg() over the chunks of @map, at @page_size. Returns what it
- * returned: @map->nents when every entry was mapped.
+/**
+ * mrct_frwr_map_sg - ib_map_mr_sg() over the chunks of a mapping
+ * @fm: the MR and its buffer
+ * @map: the chunks; its @iova is set to the MR's after the call
+ * @page_size: the page size to map at
+ *
+ * Return: what ib_map_mr_sg() returned: @map->nents when every entry was
+ * mapped.
  */
-static int mrct_frwr_map_sg(struct mrct_frwr_mr *fm, struct mrct_frwr_map *map,
-			    u32 page_size)
+int mrct_frwr_map_sg(struct mrct_frwr_mr *fm, struct mrct_frwr_map *map,
+		     u32 page_size)
 {
 	u64 chunk = mrct_chunk_bytes(fm);
 	u64 end = map->offset + map->length;
@@ -386,9 +367,15 @@ static int mrct_frwr_map_sg(struct mrct_frwr_mr *fm, struct mrct_frwr_map *map,
 	return n;
 }
 
-/* The registration's chunks, as the device or the CPU is to see them. */
-static void mrct_frwr_sync(struct ib_device *ibdev, struct mrct_frwr_mr *fm,
-			   const struct mrct_frwr_map *map, bool for_cpu)
+/**
+ * mrct_frwr_sync - sync a registration's chunks
+ * @ibdev: the device they are mapped on
+ * @fm: the MR and its buffer
+ * @map: the chunks of the registration
+ * @for_cpu: for the CPU to see them, else for the device
+ */
+void mrct_frwr_sync(struct ib_device *ibdev, struct mrct_frwr_mr *fm,
+		    const struct mrct_frwr_map *map, bool for_cpu)
 {
 	u64 chunk = mrct_chunk_bytes(fm);
 	u32 i, c;
@@ -404,13 +391,22 @@ static void mrct_frwr_sync(struct ib_device *ibdev, struct mrct_frwr_mr *fm,
 	}
 }
 
-/*
+/**
+ * mrct_frwr_cpu - fill or count a pattern in a registration, by the CPU
+ * @fm: the MR and its buffer
+ * @map: the registration
+ * @pos: first registration byte
+ * @len: bytes from @pos
+ * @seed: the pattern
+ * @count: count the bytes of @seed's pattern, else write it
+ *
  * Fill (@count false) or count the bytes of pattern @seed in (@count
  * true) registration bytes [@pos, @pos + @len) of @map, through the CPU.
+ *
+ * Return: the bytes that hold the pattern when counting, else 0.
  */
-static u64 mrct_frwr_cpu(struct mrct_frwr_mr *fm,
-			 const struct mrct_frwr_map *map, u64 pos, u64 len,
-			 u32 seed, bool count)
+u64 mrct_frwr_cpu(struct mrct_frwr_mr *fm, const struct mrct_frwr_map *map,
+		  u64 pos, u64 len, u32 seed, bool count)
 {
 	u64 chunk = mrct_chunk_bytes(fm);
 	u64 at, n, i, hits = 0;
@@ -460,8 +456,16 @@ static u64 mrct_frwr_stage_count(struct mrct_frwr *fr, u64 pos, u32 len,
 
 /* REG_MR ------------------------------------------------------------- */
 
-/* The key of the REG_MR WR, after the variant update the caller asked. */
-static u32 mrct_frwr_wr_key(struct ib_mr *mr, u32 flags, u32 key)
+/**
+ * mrct_frwr_wr_key - the key of a REG_MR WR
+ * @mr: the FRWR MR
+ * @flags: MRCT_FRWR_KEY_NEXT, MRCT_FRWR_KEY_SET, MRCT_FRWR_RAW_KEY or 0
+ * @key: the variant for MRCT_FRWR_KEY_SET, the whole key for
+ *	MRCT_FRWR_RAW_KEY
+ *
+ * Return: the key, after the variant update the caller asked.
+ */
+u32 mrct_frwr_wr_key(struct ib_mr *mr, u32 flags, u32 key)
 {
 	if (flags & MRCT_FRWR_RAW_KEY)
 		return key;
@@ -648,19 +652,36 @@ static int mrct_frwr_inv(struct mrct_ctx *ctx, void __user *uarg)
 
 /* Data through the key ------------------------------------------------ */
 
-/*
+/**
+ * mrct_frwr_rdma - RDMA WRITE or READ through an FRWR MR's key
+ * @ctx: the context, locked
+ * @fr: its FRWR state, for the staging buffer
+ * @pair: the pair to post on
+ * @qpi: the QP of @pair that posts
+ * @map: the registration
+ * @write: WRITE, else READ
+ * @rkey: the key to use
+ * @pos: first registration byte
+ * @len: bytes from @pos
+ * @seed: the pattern a WRITE sends, and a READ counts
+ * @seed_old: the pattern the staging side holds before a READ
+ * @out: the counts and the results
+ *
  * RDMA WRITE (staging -> MR) or READ (MR -> staging) of registration
  * bytes [@pos, @pos + @len) through @rkey, a staging buffer's worth per
  * WR, stopping at the first WR that fails. The staging side holds @seed's
  * pattern for a WRITE and @seed_old's for a READ; for a READ, the bytes of
- * @seed that arrived are added to *@eq_new and those still @seed_old to
- * *@eq_old. *@status is the last completion's.
+ * @seed that arrived are added to @out->eq_new and those still @seed_old
+ * to @out->eq_old. @out->wrs counts the WRs that completed, @out->post_err
+ * is the post's error, @out->status the last completion's.
+ *
+ * Return: 0, or mrct_post_wait()'s error (the pair is then wedged).
  */
-static int mrct_frwr_rdma(struct mrct_ctx *ctx, struct mrct_frwr *fr,
-			  struct mrct_pair *pair, u32 qpi,
-			  const struct mrct_frwr_map *map, bool write,
-			  u32 rkey, u64 pos, u64 len, u32 seed, u32 seed_old,
-			  struct mrct_frwr_xfer *out)
+int mrct_frwr_rdma(struct mrct_ctx *ctx, struct mrct_frwr *fr,
+		   struct mrct_pair *pair, u32 qpi,
+		   const struct mrct_frwr_map *map, bool write,
+		   u32 rkey, u64 pos, u64 len, u32 seed, u32 seed_old,
+		   struct mrct_frwr_xfer *out)
 {
 	struct ib_sge sge = {
 		.addr = fr->stage_dma,
@@ -779,418 +800,6 @@ static int mrct_frwr_xfer(struct mrct_ctx *ctx, void __user *uarg)
 	req.qp_state[1] = MRCT_QPS_UNKNOWN;
 
 	return mrct_call_locked(ctx, mrct_frwr_xfer_locked, &req, uarg);
-}
-
-/* Item 27: REG_MR, use, LOCAL_INV on one MR ------------------------- */
-
-/*
- * The page list of cycle @i: its first chunk, direction and length move
- * every cycle, so no two consecutive cycles map the same pages in the
- * same order. nchunks - 1 is coprime with nchunks: the descending list
- * repeats no chunk either.
- */
-static void mrct_frwr_cycle_map(const struct mrct_frwr_mr *fm,
-				const struct mrct_frwr_cycle *req, u32 i,
-				struct mrct_frwr_map *map)
-{
-	u32 span = min(fm->nchunks, req->max_nents);
-	u64 chunk = mrct_chunk_bytes(fm);
-	u64 lo, last_end;
-
-	map->first = (u32)(((u64)i * 7) % fm->nchunks);
-	map->stride = (i & 1) && fm->nchunks > 1 ? fm->nchunks - 1 : 1;
-	map->nents = 1 + (u32)(((u64)i * 13) % span);
-	map->offset = (u32)(((u64)i * 0x1c8) & (chunk - 1) & ~7ULL);
-	/* End in the last entry, past the offset when that is the first. */
-	lo = map->nents == 1 ? map->offset + 1 : 1;
-	last_end = lo + ((u64)i * 0x2f8) % (chunk - lo + 1);
-	map->length = (map->nents - 1) * chunk + last_end - map->offset;
-}
-
-/* One cycle; on failure req->step, err and status say where and why. */
-static int mrct_frwr_one_cycle(struct mrct_ctx *ctx, struct mrct_frwr *fr,
-			       struct mrct_frwr_mr *fm, struct mrct_pair *pair,
-			       struct mrct_frwr_cycle *req, u32 i)
-{
-	struct ib_reg_wr reg = { .wr.opcode = IB_WR_REG_MR };
-	struct ib_send_wr inv = { .opcode = IB_WR_LOCAL_INV };
-	struct mrct_frwr_xfer x = {};
-	struct mrct_frwr_map map;
-	u32 seed = req->seed + i;
-	int n, err;
-
-	mrct_frwr_cycle_map(fm, req, i, &map);
-	req->step = MRCT_FRWR_STEP_MAP;
-	n = mrct_frwr_map_sg(fm, &map, mrct_chunk_bytes(fm));
-	if (n != map.nents) {
-		req->err = n < 0 ? n : -ERANGE;
-		return 0;
-	}
-
-	req->step = MRCT_FRWR_STEP_REG;
-	reg.mr = fm->mr;
-	reg.key = mrct_frwr_wr_key(fm->mr, MRCT_FRWR_KEY_NEXT, 0);
-	reg.access = req->access;
-	mrct_frwr_sync(ctx->ibdev, fm, &map, false);
-	err = mrct_post_wait(ctx, pair, req->qp, &reg.wr, &req->err,
-			     NULL, &req->status);
-	if (err || req->err || req->status != IB_WC_SUCCESS)
-		return err;
-	fm->cur = map;
-	fm->has_cur = true;
-
-	req->step = MRCT_FRWR_STEP_WRITE;
-	mrct_frwr_cpu(fm, &map, 0, map.length, seed + 0x80, false);
-	mrct_frwr_sync(ctx->ibdev, fm, &map, false);
-	err = mrct_frwr_rdma(ctx, fr, pair, req->qp, &map, true, reg.key, 0,
-			     map.length, seed, seed + 0x80, &x);
-	req->err = x.post_err;
-	req->status = x.status;
-	if (err || req->err || req->status != IB_WC_SUCCESS)
-		return err;
-
-	req->step = MRCT_FRWR_STEP_VERIFY;
-	mrct_frwr_sync(ctx->ibdev, fm, &map, true);
-	if (mrct_frwr_cpu(fm, &map, 0, map.length, seed, true) != map.length)
-		return 0;
-
-	req->step = MRCT_FRWR_STEP_INV;
-	inv.ex.invalidate_rkey = reg.key;
-	err = mrct_post_wait(ctx, pair, req->qp, &inv, &req->err, NULL,
-			     &req->status);
-	if (err || req->err || req->status != IB_WC_SUCCESS)
-		return err;
-	req->step = MRCT_FRWR_STEP_NONE;
-	return 0;
-}
-
-static int mrct_frwr_cycle_locked(struct mrct_ctx *ctx,
-				  struct mrct_frwr_cycle *req)
-{
-	struct mrct_frwr_mr *fm;
-	struct mrct_pair *pair;
-	struct mrct_frwr *fr;
-	int err;
-
-	lockdep_assert_held(&ctx->lock);
-	fr = mrct_frwr_get(ctx);
-	if (IS_ERR(fr))
-		return PTR_ERR(fr);
-	fm = mrct_frwr_mr_get(fr, req->handle);
-	if (IS_ERR(fm))
-		return PTR_ERR(fm);
-	pair = mrct_pair_get(ctx, req->pair);
-	if (IS_ERR(pair))
-		return PTR_ERR(pair);
-
-	for (req->done = 0; req->done < req->cycles; req->done++) {
-		err = mrct_frwr_one_cycle(ctx, fr, fm, pair, req, req->done);
-		if (err)
-			return err;
-		if (req->step != MRCT_FRWR_STEP_NONE)
-			break;
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		cond_resched();
-	}
-	req->key = fm->mr->rkey;
-	return 0;
-}
-
-static int mrct_frwr_cycle(struct mrct_ctx *ctx, void __user *uarg)
-{
-	struct mrct_frwr_cycle req;
-
-	if (copy_from_user(&req, uarg, sizeof(req)))
-		return -EFAULT;
-	if (req.qp > 1 || !req.cycles || req.cycles > MRCT_FRWR_MAX_CYCLES ||
-	    !req.max_nents || req.reserved)
-		return -EINVAL;
-	req.done = 0;
-	req.step = MRCT_FRWR_STEP_NONE;
-	req.err = 0;
-	req.status = MRCT_WC_NONE;
-	req.key = 0;
-
-	return mrct_call_locked(ctx, mrct_frwr_cycle_locked, &req, uarg);
-}
-
-/* Benchmark: REG_MR + LOCAL_INV cycles ----------------------------- */
-
-/**
- * struct mrct_frwr_slot - one MR of the benchmark's window
- * @mr: the MR
- * @reg: its REG_MR
- * @inv: its LOCAL_INV, chained after @reg
- */
-struct mrct_frwr_slot {
-	struct ib_mr *mr;
-	struct ib_reg_wr reg;
-	struct ib_send_wr inv;
-};
-
-/**
- * struct mrct_frwr_bench_work - what one MRCT_FRWR_BENCH works with
- * @req: the request, copied in and out
- * @buf: @req.npages pages, each mapped, and a scatterlist (@buf.sgl)
- *	with one entry a page, mapped into the MR of each cycle
- * @slot: the window's MRs, used round-robin
- * @wc: completions polled at once
- */
-struct mrct_frwr_bench_work {
-	struct mrct_frwr_bench req;
-	struct mrct_frwr_mr buf;
-	struct mrct_frwr_slot slot[MRCT_QP_DEPTH / MRCT_FRWR_CYCLE_WRS];
-	struct ib_wc wc[MRCT_QP_DEPTH];
-};
-
-static void mrct_frwr_bench_free(struct ib_device *ibdev,
-				 struct mrct_frwr_bench_work *w)
-{
-	u32 i;
-
-	for (i = 0; i < ARRAY_SIZE(w->slot); i++)
-		if (w->slot[i].mr)
-			ib_dereg_mr(w->slot[i].mr);
-	if (w->buf.pages)
-		mrct_frwr_buf_free(ibdev, &w->buf);
-	kfree(w->buf.dma);
-	kfree(w->buf.pages);
-	kfree(w->buf.sgl);
-}
-
-/* Pages, their mappings, a scatterlist over them, the window's MRs. */
-static int mrct_frwr_bench_setup(struct mrct_ctx *ctx, struct ib_pd *pd,
-				 struct mrct_frwr_bench_work *w)
-{
-	u32 n = w->req.npages, i;
-	struct scatterlist *sg;
-	struct ib_mr *mr;
-	int err;
-
-	w->buf.chunk_shift = PAGE_SHIFT;
-	w->buf.nchunks = n;
-	w->buf.pages = kcalloc(n, sizeof(*w->buf.pages), GFP_KERNEL);
-	w->buf.dma = kcalloc(n, sizeof(*w->buf.dma), GFP_KERNEL);
-	w->buf.sgl = kcalloc(n, sizeof(*w->buf.sgl), GFP_KERNEL);
-	if (!w->buf.pages || !w->buf.dma || !w->buf.sgl)
-		return -ENOMEM;
-	err = mrct_frwr_buf_alloc(ctx->ibdev, &w->buf);
-	if (err)
-		return err;
-	sg_init_table(w->buf.sgl, n);
-	for_each_sg(w->buf.sgl, sg, n, i) {
-		sg_set_page(sg, w->buf.pages[i], PAGE_SIZE, 0);
-		sg_dma_address(sg) = w->buf.dma[i];
-		sg_dma_len(sg) = PAGE_SIZE;
-	}
-
-	for (i = 0; i < w->req.depth; i++) {
-		mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, n);
-		if (IS_ERR(mr))
-			return PTR_ERR(mr);
-		w->slot[i].mr = mr;
-		w->slot[i].reg.wr.opcode = IB_WR_REG_MR;
-		w->slot[i].reg.wr.send_flags = IB_SEND_SIGNALED;
-		w->slot[i].reg.wr.next = &w->slot[i].inv;
-		w->slot[i].reg.mr = mr;
-		w->slot[i].reg.access = IB_ACCESS_LOCAL_WRITE |
-					IB_ACCESS_REMOTE_READ |
-					IB_ACCESS_REMOTE_WRITE;
-		w->slot[i].inv.opcode = IB_WR_LOCAL_INV;
-		w->slot[i].inv.send_flags = IB_SEND_SIGNALED;
-	}
-	return 0;
-}
-
-/*
- * What a ULP does per I/O: a new key variant, the page list mapped, then
- * REG_MR and LOCAL_INV posted together. Returns 0 or the post's error
- * (the pair is then stopped; nothing of the slot was taken, or all).
- */
-static int mrct_frwr_bench_post(struct mrct_pair *pair, struct ib_qp *qp,
-				struct mrct_frwr_bench_work *w,
-				struct mrct_frwr_slot *s)
-{
-	const struct ib_send_wr *bad = NULL;
-	int n, err;
-
-	ib_update_fast_reg_key(s->mr, ib_inc_rkey(s->mr->rkey) & 0xff);
-	n = ib_map_mr_sg(s->mr, w->buf.sgl, w->req.npages, NULL, PAGE_SIZE);
-	if (n != w->req.npages)
-		return n < 0 ? n : -ERANGE;
-	s->reg.key = s->mr->rkey;
-	s->inv.ex.invalidate_rkey = s->mr->rkey;
-	s->reg.wr.wr_id = pair->next_wr_id++;
-	s->inv.wr_id = pair->next_wr_id++;
-	err = ib_post_send(qp, &s->reg.wr, &bad);
-	/* A chain taken in part: its REG_MR completes, then nothing more. */
-	if (err && bad == &s->inv)
-		pair->wedged = true;
-	return err;
-}
-
-/* Why a wait for completions must end, or 0. */
-static int mrct_frwr_bench_stop(unsigned long progress)
-{
-	if (time_after(jiffies, progress + msecs_to_jiffies(MRCT_QP_WAIT_MS)))
-		return -ETIMEDOUT;
-	if (fatal_signal_pending(current))
-		return -EINTR;
-	return 0;
-}
-
-/*
- * Count the completions polled: a cycle is done when its LOCAL_INV (odd
- * wr_id from @first_id) completes, and counts when all went well. Others'
- * completions (before @first_id, receives) are skipped.
- */
-static u32 mrct_frwr_bench_reap(struct mrct_frwr_bench_work *w,
-				struct mrct_pair *pair, u64 first_id, int n,
-				bool *posting)
-{
-	struct mrct_frwr_bench *req = &w->req;
-	u32 done = 0;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		if (w->wc[i].wr_id < first_id ||
-		    w->wc[i].wr_id >= pair->next_wr_id)
-			continue;
-		if (w->wc[i].status != IB_WC_SUCCESS) {
-			if (req->status == IB_WC_SUCCESS)
-				req->status = w->wc[i].status;
-			*posting = false;
-		}
-		if (!((w->wc[i].wr_id - first_id) & 1))
-			continue;
-		done++;
-		if (req->status == IB_WC_SUCCESS)
-			req->cycles++;
-	}
-	return done;
-}
-
-/*
- * Keep @depth cycles in flight until min_ns has passed, then collect
- * those still in flight. Slots are reused in posting order, which is the
- * order the send queue completes them in.
- */
-static int mrct_frwr_bench_loop(struct mrct_ctx *ctx, struct mrct_pair *pair,
-				struct mrct_frwr_bench_work *w)
-{
-	struct mrct_frwr_bench *req = &w->req;
-	struct ib_qp *qp = pair->qp[req->qp];
-	struct ib_cq *cq = pair->cq[req->qp];
-	u64 first_id = pair->next_wr_id, start;
-	unsigned long progress = jiffies;
-	u32 inflight = 0, next = 0, polls = 0;
-	bool posting = true;
-	int n, err;
-
-	start = ktime_get_ns();
-	for (;;) {
-		/* The clock once a batch of polls: see MRCT_FRWR_CLOCK_POLLS. */
-		if (posting && !(++polls % MRCT_FRWR_CLOCK_POLLS) &&
-		    ktime_get_ns() - start >= req->min_ns)
-			posting = false;
-		while (posting && inflight < req->depth) {
-			err = mrct_frwr_bench_post(pair, qp, w, &w->slot[next]);
-			if (err) {
-				req->post_err = err;
-				posting = false;
-				break;
-			}
-			next = (next + 1) % req->depth;
-			inflight++;
-		}
-		if (!inflight)
-			break;
-
-		n = ib_poll_cq(cq, ARRAY_SIZE(w->wc), w->wc);
-		if (n < 0) {
-			err = n;
-			goto out_wedged;
-		}
-		inflight -= mrct_frwr_bench_reap(w, pair, first_id, n, &posting);
-		if (n) {
-			progress = jiffies;
-		} else {
-			err = mrct_frwr_bench_stop(progress);
-			if (err)
-				goto out_wedged;
-		}
-		cond_resched();
-	}
-	/* The last completion was reaped by the poll before. */
-	req->elapsed_ns = ktime_get_ns() - start;
-	return 0;
-
-out_wedged:
-	/* WRs still name the window's MRs: keep the pair from more work. */
-	pair->wedged = true;
-	return err;
-}
-
-static int mrct_frwr_bench_locked(struct mrct_ctx *ctx,
-				  struct mrct_frwr_bench_work *w)
-{
-	struct mrct_pair *pair;
-	int err;
-
-	lockdep_assert_held(&ctx->lock);
-	pair = mrct_pair_get(ctx, w->req.pair);
-	if (IS_ERR(pair))
-		return PTR_ERR(pair);
-	err = mrct_frwr_bench_setup(ctx, pair->qp[w->req.qp]->pd, w);
-	if (!err)
-		err = mrct_frwr_bench_loop(ctx, pair, w);
-	/*
-	 * A wedged pair's WRs may still name the MRs; they go anyway, as the
-	 * main file's MRs would. A timeout here means a stuck engine.
-	 */
-	mrct_frwr_bench_free(ctx->ibdev, w);
-	return err;
-}
-
-static int mrct_frwr_bench(struct mrct_ctx *ctx, void __user *uarg)
-{
-	struct mrct_frwr_bench_work *w;
-	struct mrct_frwr_bench *req;
-	int err;
-
-	w = kzalloc(sizeof(*w), GFP_KERNEL);
-	if (!w)
-		return -ENOMEM;
-	req = &w->req;
-	if (copy_from_user(req, uarg, sizeof(*req))) {
-		err = -EFAULT;
-		goto out_free;
-	}
-	if (req->qp > 1 || !req->npages ||
-	    req->npages > MRCT_FRWR_BENCH_MAX_PAGES || !req->depth ||
-	    req->depth > ARRAY_SIZE(w->slot) ||
-	    req->min_ns > MRCT_BENCH_MAX_NS) {
-		err = -EINVAL;
-		goto out_free;
-	}
-	req->cycles = 0;
-	req->elapsed_ns = 0;
-	req->status = IB_WC_SUCCESS;
-	req->post_err = 0;
-
-	mutex_lock(&ctx->lock);
-	if (ctx->ibdev)
-		err = mrct_frwr_bench_locked(ctx, w);
-	else
-		err = -ENODEV;
-	mutex_unlock(&ctx->lock);
-
-	if (!err && copy_to_user(uarg, req, sizeof(*req)))
-		err = -EFAULT;
-out_free:
-	kfree(w);
-	return err;
 }
 
 /* Hooks --------------------------------------------------------------- */
