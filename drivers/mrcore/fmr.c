@@ -68,15 +68,6 @@
 
 #include "mrcore_loc.h"
 
-/* Debug messages name the MR's key and the function. */
-#define mrc_dbg_mr(mr, fmt, ...)					\
-	do {								\
-		const struct mrc_mr *__mr = (mr);			\
-									\
-		mrc_dbg(__mr->mdev, "MR[0x%08x] %s: " fmt, __mr->key,	\
-			__func__, ##__VA_ARGS__);			\
-	} while (0)
-
 /* MTT entries a map encodes per write_xlt, in a buffer on the stack. */
 #define MRC_FMR_CHUNK		32
 /* Buckets of a pool's cache: 2^8. */

@@ -42,15 +42,6 @@
 
 #include "mrcore_loc.h"
 
-/* Debug messages name the MR's key and the function. */
-#define mrc_dbg_mr(mr, fmt, ...)					\
-	do {								\
-		const struct mrc_mr *__mr = (mr);			\
-									\
-		mrc_dbg(__mr->mdev, "MR[0x%08x] %s: " fmt, __mr->key,	\
-			__func__, ##__VA_ARGS__);			\
-	} while (0)
-
 /* Entries a REG_MR encodes per write_xlt, in a 256-byte stack buffer. */
 #define MRC_FRMR_CHUNK		32
 #define MRC_FRMR_KLM_CHUNK	16

@@ -37,6 +37,15 @@ static inline bool __mrc_misuse(struct mrc_device *mdev, bool bad,
 
 #define mrc_misuse(mdev, cond) __mrc_misuse(mdev, cond, __func__)
 
+/* Debug messages name the MR's key and the function. */
+#define mrc_dbg_mr(mr, fmt, ...)					\
+	do {								\
+		const struct mrc_mr *__mr = (mr);			\
+									\
+		mrc_dbg(__mr->mdev, "MR[0x%08x] %s: " fmt, __mr->key,	\
+			__func__, ##__VA_ARGS__);			\
+	} while (0)
+
 /* inject.c */
 
 /*
@@ -165,6 +174,25 @@ int mrc_write_mkey(struct mrc_device *mdev, u32 key,
 struct mrc_mr *mrc_mr_lookup(struct mrc_device *mdev, u32 key);
 void mrc_mr_put(struct mrc_mr *mr);
 enum mrc_mkey_state mrc_mr_state(const struct mrc_mr *mr);
+struct mrc_mkey_ctx;
+int mrc_trans_write(struct mrc_device *mdev, struct mrc_trans *t);
+void mrc_trans_free(struct mrc_device *mdev, struct mrc_trans *t);
+void mrc_ctx_fill(struct mrc_mkey_ctx *ctx, u32 key, const struct mrc_pd *pd,
+		  u32 access, const struct mrc_trans *t);
+void mrc_mr_set_trans(struct mrc_mr *mr, const struct mrc_trans *t);
+void mrc_mr_get_trans(const struct mrc_mr *mr, struct mrc_trans *t);
+struct mrc_seg_iter;
+void mrc_mr_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it);
+struct mrc_umem;
+int mrc_user_trans(struct mrc_device *mdev, struct mrc_umem *umem, u64 iova,
+		   u64 length, u32 access, struct mrc_trans *t);
+
+/* ZERO_BASED puts the first byte at address 0 of the key. */
+static inline u64 mrc_effective_iova(u64 iova, u32 access)
+{
+	return access & MRC_ACCESS_ZERO_BASED ? 0 : iova;
+}
+
 int mrc_mr_check_attr(const struct mrc_pd *pd,
 		      const struct mrc_reg_attr *attr);
 struct mrc_mr *mrc_mr_reg_attr(struct mrc_pd *pd,
