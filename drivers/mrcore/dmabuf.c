@@ -451,7 +451,7 @@ static void mrc_dmabuf_detach(struct mrc_dmabuf *db)
  */
 static int mrc_dmabuf_install(struct mrc_dmabuf *db)
 {
-	struct mrc_trans t = {
+	struct mrc_xlt_table t = {
 		.iova = db->iova,
 		.length = db->length,
 		.writable = db->writable,

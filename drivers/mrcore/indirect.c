@@ -205,7 +205,7 @@ static int mrc_indirect_write_klm(struct mrc_mr *mr,
 			};
 			if (n < ARRAY_SIZE(buf))
 				continue;
-			ret = mrc_write_xlt(mr->mdev, offset, buf, sizeof(buf));
+			ret = mrc_xlt_write(mr->mdev, offset, buf, sizeof(buf));
 			if (ret)
 				return ret;
 			offset += sizeof(buf);
@@ -214,7 +214,7 @@ static int mrc_indirect_write_klm(struct mrc_mr *mr,
 	}
 	if (!n)
 		return 0;
-	return mrc_write_xlt(mr->mdev, offset, buf, n * sizeof(*buf));
+	return mrc_xlt_write(mr->mdev, offset, buf, n * sizeof(*buf));
 }
 
 /*

@@ -5,7 +5,7 @@
  * Every registration runs the same sequence: validate everything that can
  * be validated without allocating; allocate the key (its owner is the MR);
  * plan the translation and write its entries, built chunk by chunk in a
- * CPU buffer, to fresh translation space with write_xlt; fence once; write
+ * CPU buffer, to fresh translation space with write_xlt (xlt.c); fence once; write
  * the mkey context last. A failure at any step undoes the earlier ones in
  * reverse order, so a failed registration leaves no key, no translation
  * space, no pin and no context behind. Tests fail each step on purpose
@@ -25,40 +25,13 @@
 
 #include "mrcore_loc.h"
 
-static unsigned int mrc_entry_size(u8 mode)
-{
-	return mode == MRC_ACCESS_MODE_MTT ? MRC_MTT_ENTRY_SIZE :
-					     MRC_KLM_ENTRY_SIZE;
-}
-
-/**
- * mrc_write_xlt - ops->write_xlt as a failure-injection stage
- * @mdev: device
- * @offset: byte offset in the translation area
- * @src: encoded entries
- * @len: bytes
- *
- * An injected failure is -EIO in place of the call, so the device is left
- * as it was, as after a real failure of the op.
- *
- * Context: process context; may sleep.
- * Return: 0 or a negative errno.
- */
-int mrc_write_xlt(struct mrc_device *mdev, u64 offset, const void *src,
-		  size_t len)
-{
-	if (mrc_inject(mdev, MRC_STAGE_WRITE_XLT))
-		return -EIO;
-	return mdev->ops->write_xlt(mdev, offset, src, len);
-}
-
 /**
  * mrc_write_mkey - ops->write_mkey as a failure-injection stage
  * @mdev: device
  * @key: the key whose slot is written
  * @ctx: the context
  *
- * As mrc_write_xlt().
+ * As mrc_xlt_write() (xlt.c).
  *
  * Context: process context; may sleep.
  * Return: 0 or a negative errno.
@@ -69,127 +42,6 @@ int mrc_write_mkey(struct mrc_device *mdev, u32 key,
 	if (mrc_inject(mdev, MRC_STAGE_WRITE_MKEY))
 		return -EIO;
 	return mdev->ops->write_mkey(mdev, mrc_key_index(key), ctx);
-}
-
-/* Fill up to @n entries of @t into @buf; how many, or -EINVAL. */
-static int mrc_trans_fill(struct mrc_trans *t, struct mrc_mtt_builder *mtt,
-			  struct mrc_klm_builder *klm, void *buf, u32 n)
-{
-	if (t->mode == MRC_ACCESS_MODE_MTT)
-		return mrc_mtt_fill(mtt, buf, n);
-	return mrc_klm_fill(klm, buf, n);
-}
-
-/*
- * Build the entries of @t in chunks of at most MRC_XLT_CHUNK_BYTES and copy
- * each to the translation area at @t->xlt with write_xlt.
- */
-static int mrc_trans_copy(struct mrc_device *mdev, struct mrc_trans *t)
-{
-	unsigned int esize = mrc_entry_size(t->mode);
-	u32 chunk = min_t(u32, t->nentries, MRC_XLT_CHUNK_BYTES / esize);
-	u64 small[MRC_XLT_STACK_BYTES / sizeof(u64)];
-	struct mrc_mtt_builder mtt;
-	struct mrc_klm_builder klm;
-	u64 offset = t->xlt.offset;
-	u32 left = t->nentries;
-	void *buf = small;
-	int ret = 0, n;
-
-	/* Fresh space of such a device reads as non-present entries already. */
-	if (t->odp && (mdev->caps.flags & MRC_CAP_XLT_ZEROED))
-		return 0;
-
-	/* Small tables, the common case, are built on the stack. */
-	if ((size_t)chunk * esize > sizeof(small)) {
-		buf = kvmalloc_array(chunk, esize, GFP_KERNEL);
-		if (!buf)
-			return -ENOMEM;
-	}
-	/* ODP entries start non-present: zero, written chunk by chunk. */
-	if (t->odp)
-		memset(buf, 0, (size_t)chunk * esize);
-
-	if (t->mode == MRC_ACCESS_MODE_MTT)
-		mrc_mtt_builder_init(&mtt, &t->segs, t->iova, t->page_shift,
-				     t->nentries, t->writable);
-	else
-		mrc_klm_builder_init(&klm, &t->segs, mdev->local_dma_lkey);
-
-	while (left) {
-		if (t->odp)
-			n = min(left, chunk);
-		else
-			n = mrc_trans_fill(t, &mtt, &klm, buf,
-					   min(left, chunk));
-		/* The plan counted these entries: a shortfall is a bug. */
-		if (WARN_ON_ONCE(n <= 0)) {
-			ret = -EINVAL;
-			break;
-		}
-		ret = mrc_write_xlt(mdev, offset, buf, (size_t)n * esize);
-		if (ret)
-			break;
-		offset += (u64)n * esize;
-		left -= n;
-		cond_resched();
-	}
-
-	if (buf != small)
-		kvfree(buf);
-	return ret;
-}
-
-/**
- * mrc_trans_write - write a planned translation to fresh space
- * @mdev: device
- * @t: planned by mrc_trans_plan(); @t->xlt is set here
- *
- * Puts the entries into fresh translation space and fences, so they are
- * visible before any context that reaches them. PA mode has no entries.
- * On failure nothing is held.
- *
- * Context: process context; may sleep.
- * Return: 0 or a negative errno.
- */
-int mrc_trans_write(struct mrc_device *mdev, struct mrc_trans *t)
-{
-	int ret;
-
-	t->xlt.size = 0;
-	if (t->mode == MRC_ACCESS_MODE_PA)
-		return 0;
-
-	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC))
-		return -ENOSPC;
-	ret = mrc_xlt_alloc(mdev, (u64)t->nentries * mrc_entry_size(t->mode),
-			    &t->xlt);
-	if (ret)
-		return ret;
-
-	ret = mrc_trans_copy(mdev, t);
-	if (ret)
-		goto out_free_xlt;
-
-	mdev->ops->fence(mdev);
-	return 0;
-
-out_free_xlt:
-	mrc_xlt_free(mdev, &t->xlt);
-	return ret;
-}
-
-/**
- * mrc_trans_free - free the space mrc_trans_write() took, if any
- * @mdev: device
- * @t: the translation
- *
- * Context: any context.
- */
-void mrc_trans_free(struct mrc_device *mdev, struct mrc_trans *t)
-{
-	if (t->xlt.size)
-		mrc_xlt_free(mdev, &t->xlt);
 }
 
 /**
@@ -203,7 +55,7 @@ void mrc_trans_free(struct mrc_device *mdev, struct mrc_trans *t)
  * Context: any context.
  */
 void mrc_ctx_fill(struct mrc_mkey_ctx *ctx, u32 key, const struct mrc_pd *pd,
-		  u32 access, const struct mrc_trans *t)
+		  u32 access, const struct mrc_xlt_table *t)
 {
 	*ctx = (struct mrc_mkey_ctx) {
 		.key = key,
@@ -221,13 +73,13 @@ void mrc_ctx_fill(struct mrc_mkey_ctx *ctx, u32 key, const struct mrc_pd *pd,
 }
 
 /**
- * mrc_mr_set_trans - record a live translation in its MR
+ * mrc_mr_set_xlt - record a live translation in its MR
  * @mr: the MR
  * @t: the translation its context now reaches
  *
  * Context: under @mr->lock, or before the MR is findable.
  */
-void mrc_mr_set_trans(struct mrc_mr *mr, const struct mrc_trans *t)
+void mrc_mr_set_xlt(struct mrc_mr *mr, const struct mrc_xlt_table *t)
 {
 	mr->iova = t->iova;
 	mr->length = t->length;
@@ -238,15 +90,15 @@ void mrc_mr_set_trans(struct mrc_mr *mr, const struct mrc_trans *t)
 }
 
 /**
- * mrc_mr_get_trans - the live translation of an MR
+ * mrc_mr_get_xlt - the live translation of an MR
  * @mr: the MR
  * @t: filled, as a translation with nothing to write
  *
  * Context: under @mr->lock.
  */
-void mrc_mr_get_trans(const struct mrc_mr *mr, struct mrc_trans *t)
+void mrc_mr_get_xlt(const struct mrc_mr *mr, struct mrc_xlt_table *t)
 {
-	*t = (struct mrc_trans) {
+	*t = (struct mrc_xlt_table) {
 		.iova = mr->iova,
 		.length = mr->length,
 		.writable = mrc_access_writable(mr->access),
@@ -357,7 +209,7 @@ static void mrc_mr_uncount(struct mrc_mr *mr)
  * @t and then the context that makes both live. On failure everything
  * this did is undone, the key given back, and @mr->key is 0.
  */
-int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t)
+int mrc_mr_install(struct mrc_mr *mr, struct mrc_xlt_table *t)
 {
 	struct mrc_device *mdev = mr->mdev;
 	struct mrc_mkey_ctx ctx;
@@ -373,7 +225,7 @@ int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t)
 		return ret;
 	}
 
-	ret = mrc_trans_write(mdev, t);
+	ret = mrc_xlt_table_write(mdev, t);
 	if (ret)
 		goto out_free_key;
 
@@ -381,17 +233,17 @@ int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t)
 	/* A failed write leaves the slot as it was: INVALID. */
 	ret = mrc_write_mkey(mdev, mr->key, &ctx);
 	if (ret)
-		goto out_free_trans;
+		goto out_free_table;
 
-	mrc_mr_set_trans(mr, t);
+	mrc_mr_set_xlt(mr, t);
 	mrc_mr_count(mr);
 	mrc_key_users_revive(&mr->users);
 	mrc_dbg_mr(mr, "type %u mode %u shift %u entries %u\n", mr->type,
 		   mr->mode, mr->page_shift, mr->nentries);
 	return 0;
 
-out_free_trans:
-	mrc_trans_free(mdev, t);
+out_free_table:
+	mrc_xlt_table_free(mdev, t);
 out_free_key:
 	mrc_mkey_free(mdev, mr->key);
 	mr->key = 0;
@@ -499,7 +351,7 @@ EXPORT_SYMBOL_GPL(mrc_reg_dma_mr);
 static struct mrc_mr *mrc_reg_dma(struct mrc_pd *pd,
 				  const struct mrc_reg_attr *attr)
 {
-	struct mrc_trans t = {
+	struct mrc_xlt_table t = {
 		.iova = 0,
 		.length = U64_MAX,
 		.writable = mrc_access_writable(attr->access),
@@ -587,11 +439,11 @@ EXPORT_SYMBOL_GPL(mrc_reg_phys_mr);
  */
 static int mrc_phys_prepare(const struct mrc_pd *pd,
 			    const struct mrc_reg_attr *attr,
-			    struct mrc_trans *t)
+			    struct mrc_xlt_table *t)
 {
 	int ret;
 
-	*t = (struct mrc_trans) {
+	*t = (struct mrc_xlt_table) {
 		.writable = mrc_access_writable(attr->access),
 		.iova = mrc_effective_iova(attr->iova, attr->access),
 	};
@@ -600,7 +452,7 @@ static int mrc_phys_prepare(const struct mrc_pd *pd,
 	if (ret)
 		return ret;
 	mrc_seg_iter_phys(&t->segs, attr->phys.bufs, attr->phys.nbufs);
-	return mrc_trans_plan(pd->mdev, t);
+	return mrc_xlt_plan(pd->mdev, t);
 }
 
 /* mrc_reg_phys_mr() with @attr's key; @pd and the key are checked. */
@@ -608,7 +460,7 @@ static struct mrc_mr *mrc_reg_phys(struct mrc_pd *pd,
 				   const struct mrc_reg_attr *attr)
 {
 	unsigned int nbufs = attr->phys.nbufs;
-	struct mrc_trans t;
+	struct mrc_xlt_table t;
 	struct mrc_mr *mr;
 	int ret;
 
@@ -676,12 +528,12 @@ EXPORT_SYMBOL_GPL(mrc_reg_sg_mr);
 
 /* The checks of an sg MR and its plan, before allocating. */
 static int mrc_sg_prepare(const struct mrc_pd *pd,
-			  const struct mrc_reg_attr *attr, struct mrc_trans *t)
+			  const struct mrc_reg_attr *attr, struct mrc_xlt_table *t)
 {
 	struct sg_table *sgt = attr->sgt;
 	int ret;
 
-	*t = (struct mrc_trans) {
+	*t = (struct mrc_xlt_table) {
 		.writable = mrc_access_writable(attr->access),
 		.iova = mrc_effective_iova(attr->iova, attr->access),
 		.length = attr->length,
@@ -692,14 +544,14 @@ static int mrc_sg_prepare(const struct mrc_pd *pd,
 	if (!sgt || !sgt->sgl)
 		return -EINVAL;
 	mrc_seg_iter_sg(&t->segs, sgt->sgl, sgt->nents, 0, attr->length);
-	return mrc_trans_plan(pd->mdev, t);
+	return mrc_xlt_plan(pd->mdev, t);
 }
 
 /* mrc_reg_sg_mr() with @attr's key; @pd and the key are checked. */
 static struct mrc_mr *mrc_reg_sg(struct mrc_pd *pd,
 				 const struct mrc_reg_attr *attr)
 {
-	struct mrc_trans t;
+	struct mrc_xlt_table t;
 	struct mrc_mr *mr;
 	int ret;
 
@@ -744,7 +596,7 @@ int mrc_check_user_range(u64 start, u64 length, u64 iova)
 }
 
 /**
- * mrc_user_trans - plan the MTT of freshly pinned memory
+ * mrc_user_xlt - plan the MTT of freshly pinned memory
  * @mdev: device
  * @umem: the memory
  * @iova: key address of its first byte
@@ -753,18 +605,18 @@ int mrc_check_user_range(u64 start, u64 length, u64 iova)
  * @t: planned
  *
  * Context: process context.
- * Return: 0 or the error of mrc_trans_plan().
+ * Return: 0 or the error of mrc_xlt_plan().
  */
-int mrc_user_trans(struct mrc_device *mdev, struct mrc_umem *umem, u64 iova,
-		   u64 length, u32 access, struct mrc_trans *t)
+int mrc_user_xlt(struct mrc_device *mdev, struct mrc_umem *umem, u64 iova,
+		 u64 length, u32 access, struct mrc_xlt_table *t)
 {
-	*t = (struct mrc_trans) {
+	*t = (struct mrc_xlt_table) {
 		.iova = iova,
 		.length = length,
 		.writable = mrc_access_writable(access),
 	};
 	mrc_umem_segs(umem, &t->segs);
-	return mrc_trans_plan(mdev, t);
+	return mrc_xlt_plan(mdev, t);
 }
 
 /**
@@ -851,7 +703,7 @@ static struct mrc_mr *mrc_reg_user(struct mrc_pd *pd,
 				   struct mrc_umem *umem)
 {
 	u64 iova = mrc_effective_iova(attr->iova, attr->access);
-	struct mrc_trans t;
+	struct mrc_xlt_table t;
 	struct mrc_mr *mr;
 	int ret;
 
@@ -879,8 +731,8 @@ static struct mrc_mr *mrc_reg_user(struct mrc_pd *pd,
 	}
 	mr->umem = umem;
 
-	ret = mrc_user_trans(pd->mdev, umem, iova, attr->length,
-			     attr->access, &t);
+	ret = mrc_user_xlt(pd->mdev, umem, iova, attr->length, attr->access,
+			   &t);
 	if (ret)
 		goto out_free_mr;
 
@@ -910,7 +762,7 @@ out_release_umem:
 int mrc_mr_check_attr(const struct mrc_pd *pd,
 		      const struct mrc_reg_attr *attr)
 {
-	struct mrc_trans t;
+	struct mrc_xlt_table t;
 
 	switch (attr->type) {
 	case MRC_MR_DMA:

@@ -151,41 +151,32 @@ void mrc_reg_exit(void);
 
 /* mr.c */
 
-/* Entries built in the CPU per write_xlt call, at most. */
-#define MRC_XLT_CHUNK_BYTES	SZ_64K
-/* Tables up to this size are built in a stack buffer (32 MTT entries). */
-#define MRC_XLT_STACK_BYTES	256
-
 void mrc_mr_init(struct mrc_mr *mr, struct mrc_pd *pd, enum mrc_mr_type type,
 		 u32 access);
 struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd,
 			    const struct mrc_reg_attr *attr);
 void mrc_mr_free(struct mrc_mr *mr);
-struct mrc_trans;
-int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t);
+struct mrc_xlt_table;
+int mrc_mr_install(struct mrc_mr *mr, struct mrc_xlt_table *t);
 int mrc_dereg_mr_nested(struct mrc_mr *mr, unsigned int subclass);
 int mrc_check_user_range(u64 start, u64 length, u64 iova);
 void mrc_mr_count(struct mrc_mr *mr);
 int mrc_check_pd(const struct mrc_pd *pd);
-int mrc_write_xlt(struct mrc_device *mdev, u64 offset, const void *src,
-		  size_t len);
 int mrc_write_mkey(struct mrc_device *mdev, u32 key,
 		   const struct mrc_mkey_ctx *ctx);
 struct mrc_mr *mrc_mr_lookup(struct mrc_device *mdev, u32 key);
 void mrc_mr_put(struct mrc_mr *mr);
 enum mrc_mkey_state mrc_mr_state(const struct mrc_mr *mr);
 struct mrc_mkey_ctx;
-int mrc_trans_write(struct mrc_device *mdev, struct mrc_trans *t);
-void mrc_trans_free(struct mrc_device *mdev, struct mrc_trans *t);
 void mrc_ctx_fill(struct mrc_mkey_ctx *ctx, u32 key, const struct mrc_pd *pd,
-		  u32 access, const struct mrc_trans *t);
-void mrc_mr_set_trans(struct mrc_mr *mr, const struct mrc_trans *t);
-void mrc_mr_get_trans(const struct mrc_mr *mr, struct mrc_trans *t);
+		  u32 access, const struct mrc_xlt_table *t);
+void mrc_mr_set_xlt(struct mrc_mr *mr, const struct mrc_xlt_table *t);
+void mrc_mr_get_xlt(const struct mrc_mr *mr, struct mrc_xlt_table *t);
 struct mrc_seg_iter;
 void mrc_mr_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it);
 struct mrc_umem;
-int mrc_user_trans(struct mrc_device *mdev, struct mrc_umem *umem, u64 iova,
-		   u64 length, u32 access, struct mrc_trans *t);
+int mrc_user_xlt(struct mrc_device *mdev, struct mrc_umem *umem, u64 iova,
+		 u64 length, u32 access, struct mrc_xlt_table *t);
 
 /* ZERO_BASED puts the first byte at address 0 of the key. */
 static inline u64 mrc_effective_iova(u64 iova, u32 access)
@@ -199,7 +190,7 @@ struct mrc_mr *mrc_mr_reg_attr(struct mrc_pd *pd,
 			       const struct mrc_reg_attr *attr,
 			       struct mrc_umem *umem);
 
-/* translate.c */
+/* xlt_build.c */
 
 /**
  * struct mrc_seg_iter - the DMA segments of a registration, as one stream
@@ -270,19 +261,19 @@ struct mrc_klm_builder {
 };
 
 /**
- * struct mrc_trans - one translation, planned and then written
+ * struct mrc_xlt_table - one translation, planned and then written
  * @segs: the memory, exactly @length bytes
  * @iova: address of its first byte in the key's address space
  * @length: bytes
  * @writable: MTT entries carry MRC_MTT_WRITE
  * @odp: an ODP MR's table: @nentries non-present (zero) entries are
  *	written, @segs is unused, and the context carries MRC_MKEY_F_ODP
- * @mode: enum mrc_access_mode, set by mrc_trans_plan()
- * @page_shift: MTT page shift, set by mrc_trans_plan()
- * @nentries: entries, set by mrc_trans_plan()
+ * @mode: enum mrc_access_mode, set by mrc_xlt_plan()
+ * @page_shift: MTT page shift, set by mrc_xlt_plan()
+ * @nentries: entries, set by mrc_xlt_plan()
  * @xlt: where the entries are written; size 0 until then
  */
-struct mrc_trans {
+struct mrc_xlt_table {
 	struct mrc_seg_iter segs;
 	u64 iova;
 	u64 length;
@@ -310,7 +301,21 @@ void mrc_klm_builder_init(struct mrc_klm_builder *b,
 			  const struct mrc_seg_iter *segs, u32 key);
 u32 mrc_klm_fill(struct mrc_klm_builder *b, struct mrc_klm *out, u32 max);
 int mrc_klm_count(const struct mrc_seg_iter *segs, u32 max, u32 *count);
-int mrc_trans_plan(const struct mrc_device *mdev, struct mrc_trans *t);
+int mrc_xlt_plan(const struct mrc_device *mdev, struct mrc_xlt_table *t);
+
+/* xlt.c */
+
+/* Entries built in the CPU per write_xlt call, at most. */
+#define MRC_XLT_CHUNK_BYTES	SZ_64K
+/* Tables up to this size are built in a stack buffer (32 MTT entries). */
+#define MRC_XLT_STACK_BYTES	256
+
+int mrc_xlt_init(struct mrc_device *mdev);
+void mrc_xlt_fini(struct mrc_device *mdev);
+int mrc_xlt_write(struct mrc_device *mdev, u64 offset, const void *src,
+		  size_t len);
+int mrc_xlt_table_write(struct mrc_device *mdev, struct mrc_xlt_table *t);
+void mrc_xlt_table_free(struct mrc_device *mdev, struct mrc_xlt_table *t);
 
 /* umem.c */
 struct mrc_umem *mrc_umem_get(struct mrc_device *mdev, u64 start, u64 length,
@@ -329,10 +334,6 @@ void mrc_umem_segs(const struct mrc_umem *umem, struct mrc_seg_iter *it);
 int mrc_odp_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
 struct mrc_mr *mrc_odp_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr);
 void mrc_odp_release(struct mrc_mr *mr);
-
-/* xlt.c */
-int mrc_xlt_init(struct mrc_device *mdev);
-void mrc_xlt_fini(struct mrc_device *mdev);
 
 /* dmabuf.c */
 int mrc_dmabuf_fault(struct mrc_mr *mr, u64 iova, u64 len, u32 flags);

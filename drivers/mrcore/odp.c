@@ -772,7 +772,7 @@ struct mrc_mr *mrc_odp_reg_range(struct mrc_pd *pd,
 {
 	bool writable = parent ? parent->writable :
 				 mrc_access_writable(attr->access);
-	struct mrc_trans t = {
+	struct mrc_xlt_table t = {
 		.iova = attr->iova,
 		.length = attr->length,
 		.writable = writable,

@@ -216,7 +216,7 @@ void mrc_odp_reclaim_kick(struct mrc_odp_implicit *imp)
 struct mrc_mr *mrc_odp_reg_implicit(struct mrc_pd *pd,
 				    const struct mrc_reg_attr *attr)
 {
-	struct mrc_trans t = {
+	struct mrc_xlt_table t = {
 		.iova = 0,
 		.length = MRC_ODP_IMPLICIT_SPAN,
 		.writable = mrc_access_writable(attr->access),

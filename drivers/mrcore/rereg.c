@@ -24,15 +24,15 @@
  * @pd: new (or unchanged) protection domain
  * @access: new (or unchanged) access
  * @umem: newly pinned memory, or NULL to keep the MR's
- * @trans: the translation; written to fresh space if @new_trans
- * @new_trans: @trans is new, not the MR's live one
+ * @table: the translation; written to fresh space if @new_table
+ * @new_table: @table is new, not the MR's live one
  */
 struct mrc_rereg {
 	struct mrc_pd *pd;
 	u32 access;
 	struct mrc_umem *umem;
-	struct mrc_trans trans;
-	bool new_trans;
+	struct mrc_xlt_table table;
+	bool new_table;
 };
 
 /* The checks of a rereg that need no allocation. */
@@ -97,22 +97,22 @@ static int mrc_rereg_plan(struct mrc_mr *mr, u64 iova, u64 length,
 			  struct mrc_rereg *new)
 {
 	bool writable = mrc_access_writable(new->access);
-	struct mrc_trans *t = &new->trans;
+	struct mrc_xlt_table *t = &new->table;
 
 	if (new->umem) {
-		new->new_trans = true;
-		return mrc_user_trans(mr->mdev, new->umem, iova, length,
-				      new->access, t);
+		new->new_table = true;
+		return mrc_user_xlt(mr->mdev, new->umem, iova, length,
+				    new->access, t);
 	}
 
-	mrc_mr_get_trans(mr, t);
+	mrc_mr_get_xlt(mr, t);
 	if (mr->mode != MRC_ACCESS_MODE_MTT || t->writable == writable)
 		return 0;
 
-	new->new_trans = true;
+	new->new_table = true;
 	t->writable = writable;
 	mrc_mr_segs(mr, &t->segs);
-	return mrc_trans_plan(mr->mdev, t);
+	return mrc_xlt_plan(mr->mdev, t);
 }
 
 /* Switch the live context to @new. Until this succeeds, nothing changed. */
@@ -124,19 +124,19 @@ static int mrc_rereg_switch(struct mrc_mr *mr, struct mrc_rereg *new)
 
 	lockdep_assert_held(&mr->lock);
 
-	if (new->new_trans) {
-		ret = mrc_trans_write(mdev, &new->trans);
+	if (new->new_table) {
+		ret = mrc_xlt_table_write(mdev, &new->table);
 		if (ret)
 			return ret;
 	}
 
-	mrc_ctx_fill(&ctx, mr->key, new->pd, new->access, &new->trans);
+	mrc_ctx_fill(&ctx, mr->key, new->pd, new->access, &new->table);
 	/* The new context keeps counting where the old one did. */
 	ctx.counter = mrc_mr_counter_index(mr);
 	/* Returns once nothing uses the old context; else it is intact. */
 	ret = mrc_write_mkey(mdev, mr->key, &ctx);
-	if (ret && new->new_trans)
-		mrc_trans_free(mdev, &new->trans);
+	if (ret && new->new_table)
+		mrc_xlt_table_free(mdev, &new->table);
 	return ret;
 }
 
@@ -145,7 +145,7 @@ static void mrc_rereg_commit(struct mrc_mr *mr, struct mrc_rereg *new)
 {
 	lockdep_assert_held(&mr->lock);
 
-	if (new->new_trans && mr->xlt.size)
+	if (new->new_table && mr->xlt.size)
 		mrc_xlt_free(mr->mdev, &mr->xlt);
 	if (new->umem) {
 		mrc_umem_release(mr->umem);
@@ -153,7 +153,7 @@ static void mrc_rereg_commit(struct mrc_mr *mr, struct mrc_rereg *new)
 	}
 	mr->pd = new->pd;
 	mr->access = new->access;
-	mrc_mr_set_trans(mr, &new->trans);
+	mrc_mr_set_xlt(mr, &new->table);
 	atomic64_inc(&mr->mdev->stats_mr_reregs);
 }
 

@@ -646,7 +646,7 @@ struct mrc_mr {
 /* access.c */
 int mrc_check_access(u32 access);
 
-/* translate.c */
+/* xlt_build.c */
 unsigned long mrc_best_page_size(struct scatterlist *sgl, unsigned int nents,
 				 u64 iova, unsigned long pgsz_bitmap);
 
