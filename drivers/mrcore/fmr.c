@@ -111,57 +111,11 @@ static void mrc_fmr_free_ctx(const struct mrc_fmr *fmr,
 	};
 }
 
-/*
- * Key (the requested one in @fmr->mr.key, if not 0), translation space
- * for both tables, then the FREE context. On failure everything is
- * undone and the key given back.
- */
-static int mrc_fmr_install(struct mrc_fmr *fmr)
+/* The FREE context of an FMR being installed: no entries yet. */
+static void mrc_fmr_install_ctx(const struct mrc_mr *mr,
+				struct mrc_mkey_ctx *ctx)
 {
-	struct mrc_mr *mr = &fmr->mr;
-	struct mrc_device *mdev = mr->mdev;
-	struct mrc_mkey_ctx ctx;
-	int ret;
-
-	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC)) {
-		mr->key = 0;
-		return -ENOSPC;
-	}
-	ret = mrc_mkey_take(mdev, mr, MRC_MKEY_KIND_MR, mr->key, &mr->key);
-	if (ret) {
-		mr->key = 0;
-		return ret;
-	}
-
-	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC)) {
-		ret = -ENOSPC;
-		goto out_free_key;
-	}
-	ret = mrc_xlt_alloc(mdev, 2ULL * fmr->max_pages * MRC_MTT_ENTRY_SIZE,
-			    &mr->xlt);
-	if (ret)
-		goto out_free_key;
-
-	/* No entries yet, so no fence: the context is the only write. */
-	mrc_fmr_free_ctx(fmr, &ctx);
-	if (mrc_inject(mdev, MRC_STAGE_WRITE_MKEY))
-		ret = -EIO;
-	else
-		ret = mdev->ops->write_mkey(mdev, mrc_key_index(mr->key), &ctx);
-	if (ret)
-		goto out_free_xlt;
-
-	atomic_inc(&mdev->num_mrs);
-	atomic_inc(&mdev->num_mrs_type[MRC_MR_FMR]);
-	atomic64_inc(&mdev->stats_mr_regs);
-	return 0;
-
-out_free_xlt:
-	mrc_xlt_free(mdev, &mr->xlt);
-out_free_key:
-	mrc_mkey_free(mdev, mr->key);
-	mr->key = 0;
-	return ret;
+	mrc_fmr_free_ctx(container_of(mr, struct mrc_fmr, mr), ctx);
 }
 
 /**
@@ -177,70 +131,36 @@ out_free_key:
 struct mrc_fmr *mrc_fmr_create(struct mrc_pd *pd, u32 access,
 			       const struct mrc_fmr_attr *attr, u32 key)
 {
+	struct mrc_install in = {
+		/* Two tables: a map writes the one the live context does not use. */
+		.xlt_bytes = 2ULL * attr->max_pages * MRC_MTT_ENTRY_SIZE,
+		.ctx = mrc_fmr_install_ctx,
+	};
 	struct mrc_fmr *fmr;
+	struct mrc_mr *mr;
 	int ret;
 
-	fmr = kzalloc(sizeof(*fmr), GFP_KERNEL);
-	if (!fmr)
+	mr = mrc_mr_zalloc(pd, MRC_MR_FMR, access, key, sizeof(*fmr));
+	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	fmr->mr.mdev = pd->mdev;
-	fmr->mr.pd = pd;
-	fmr->mr.type = MRC_MR_FMR;
-	fmr->mr.mode = MRC_ACCESS_MODE_MTT;
-	fmr->mr.access = access;
-	fmr->mr.key = key;
-	atomic_set(&fmr->mr.num_mw, 0);
-	mutex_init(&fmr->mr.lock);
+	fmr = to_mrc_fmr(mr);
+	mr->mode = MRC_ACCESS_MODE_MTT;
 	fmr->max_pages = attr->max_pages;
 	fmr->max_maps = attr->max_maps;
 	fmr->page_shift = attr->page_shift;
 	fmr->state = MRC_MKEY_FREE;
 	INIT_LIST_HEAD(&fmr->list);
 
-	ret = mrc_fmr_install(fmr);
+	ret = mrc_mr_install(mr, &in);
 	if (ret) {
-		mutex_destroy(&fmr->mr.lock);
-		/* Lookups that found the key ran under RCU: free after a grace. */
-		kfree_rcu(fmr, mr.rcu);
+		mrc_mr_free(mr);
 		return ERR_PTR(ret);
 	}
-	mrc_dbg_mr(&fmr->mr, "max_pages %u max_maps %u shift %u xlt 0x%llx\n",
+	mrc_dbg_mr(mr, "max_pages %u max_maps %u shift %u xlt 0x%llx\n",
 		   fmr->max_pages, fmr->max_maps, fmr->page_shift,
-		   fmr->mr.xlt.offset);
+		   mr->xlt.offset);
 	return fmr;
 }
-
-/**
- * mrc_alloc_fmr - allocate an FMR
- * @pd: protection domain
- * @access: MRC_ACCESS_* rights of every mapping, with the rules of
- *	mrc_check_access(); ZERO_BASED and MW_BIND are refused
- * @attr: the page list length, maps between unmaps and page size
- *
- * Allocates a key (owner: the MR), reserves translation space for two
- * tables of @attr->max_pages MTT entries and writes the key's context
- * FREE: nothing is reachable through the key until mrc_map_phys_fmr().
- * The MR's type is MRC_MR_FMR; its @key is lkey and rkey, and changes
- * with every map. Free it with mrc_dealloc_fmr().
- *
- * Context: process context; may sleep.
- * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd, @attr or @access;
- * -EOPNOTSUPP for ON_DEMAND; -ENOSPC when no key or not enough
- * translation space is free; -ENOMEM; or the error of ops->write_mkey.
- * Nothing is left behind on failure.
- */
-struct mrc_mr *mrc_alloc_fmr(struct mrc_pd *pd, u32 access,
-			     const struct mrc_fmr_attr *attr)
-{
-	struct mrc_reg_attr rattr = {
-		.type = MRC_MR_FMR,
-		.access = access,
-		.fmr = attr,
-	};
-
-	return mrc_reg_mr(pd, &rattr);
-}
-EXPORT_SYMBOL_GPL(mrc_alloc_fmr);
 
 /**
  * mrc_fmr_check_reg_attr - the checks of an FMR before allocating
@@ -261,6 +181,7 @@ int mrc_fmr_check_reg_attr(const struct mrc_pd *pd,
  * mrc_fmr_reg_attr - allocate an FMR
  * @pd: a checked protection domain
  * @attr: type MRC_MR_FMR; a requested key is checked by the caller
+ * @umem: NULL (only a user MR takes prepared memory)
  *
  * The body of mrc_alloc_fmr(), which is mrc_reg_mr() with key 0. A
  * requested key is the FMR's key while it is unmapped after allocation;
@@ -270,7 +191,8 @@ int mrc_fmr_check_reg_attr(const struct mrc_pd *pd,
  * Return: the MR, or the ERR_PTR() of mrc_alloc_fmr().
  */
 struct mrc_mr *mrc_fmr_reg_attr(struct mrc_pd *pd,
-				const struct mrc_reg_attr *attr)
+				const struct mrc_reg_attr *attr,
+				struct mrc_umem *umem)
 {
 	struct mrc_fmr *fmr;
 	int ret;

@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mrcore: memory regions.
+ * mrcore: the core of every memory region, whatever its kind.
  *
- * Every registration runs the same sequence: validate everything that can
- * be validated without allocating; allocate the key (its owner is the MR);
- * plan the translation and write its entries, built chunk by chunk in a
- * CPU buffer, to fresh translation space with write_xlt (xlt.c); fence once; write
- * the mkey context last. A failure at any step undoes the earlier ones in
- * reverse order, so a failed registration leaves no key, no translation
- * space, no pin and no context behind. Tests fail each step on purpose
- * through mrc_inject() (the stages of enum mrc_stage).
+ * Every registration runs the same sequence: its kind (basic.c, frwr.c,
+ * fmr.c, indirect.c, odp.c, dmabuf.c) validates everything that can be
+ * validated without allocating, allocates the MR (mrc_mr_zalloc()) and
+ * hands it to mrc_mr_install(), which takes the key (its owner is the
+ * MR), writes the translation to fresh translation space (xlt.c), fences
+ * once and writes the mkey context last. A failure at any step undoes
+ * the earlier ones in reverse order, so a failed registration leaves no
+ * key, no translation space, no pin and no context behind. Tests fail
+ * each step on purpose through mrc_inject() (the stages of enum
+ * mrc_stage).
  *
- * Rereg (rereg.c) swaps a registration in place.
+ * Lookups by key, the state of a context and deregistration are here
+ * too; what differs per kind is reached only through the kinds table
+ * (kinds.c). Rereg (rereg.c) swaps a registration in place.
+ *
+ * Reading order: the context and the MR's record of its translation, the
+ * MR's allocation and install, lookups, deregistration.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -163,17 +170,37 @@ void mrc_mr_init(struct mrc_mr *mr, struct mrc_pd *pd, enum mrc_mr_type type,
 	mutex_init(&mr->lock);
 }
 
-/* An MR of @attr's type and rights, to take @attr's key (0: any). */
-struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd, const struct mrc_reg_attr *attr)
+/**
+ * mrc_mr_zalloc - allocate and set up an MR, alone or embedded
+ * @pd: protection domain
+ * @type: enum mrc_mr_type
+ * @access: MRC_ACCESS_* as registered
+ * @key: the key mrc_mr_install() is to take, 0 for any
+ * @size: bytes of the object, at least sizeof(struct mrc_mr); a bigger
+ *	object embeds its struct mrc_mr first
+ *
+ * Context: process context; may sleep.
+ * Return: the MR, not findable yet; NULL without memory. Free it with
+ * mrc_mr_free() until it is installed.
+ */
+struct mrc_mr *mrc_mr_zalloc(struct mrc_pd *pd, enum mrc_mr_type type,
+			     u32 access, u32 key, size_t size)
 {
 	struct mrc_mr *mr;
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(size, GFP_KERNEL);
 	if (!mr)
 		return NULL;
-	mrc_mr_init(mr, pd, attr->type, attr->access);
-	mr->key = attr->key;
+	mrc_mr_init(mr, pd, type, access);
+	mr->key = key;
 	return mr;
+}
+
+/* An MR of @attr's type and rights, to take @attr's key (0: any). */
+struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd, const struct mrc_reg_attr *attr)
+{
+	return mrc_mr_zalloc(pd, attr->type, attr->access, attr->key,
+			     sizeof(struct mrc_mr));
 }
 
 /* Key lookups run under RCU and may still hold @mr: free after a grace. */
@@ -204,12 +231,60 @@ static void mrc_mr_uncount(struct mrc_mr *mr)
 	atomic_dec(&mr->mdev->num_mrs);
 }
 
-/*
- * Give @mr a key (the one in @mr->key if not 0: a requested key), write
- * @t and then the context that makes both live. On failure everything
- * this did is undone, the key given back, and @mr->key is 0.
+/* Reserve the translation of @in, and write it if it has entries. */
+static int mrc_mr_put_xlt(struct mrc_mr *mr, const struct mrc_install *in)
+{
+	struct mrc_device *mdev = mr->mdev;
+	int ret;
+
+	if (in->table)
+		return mrc_xlt_table_write(mdev, in->table);
+
+	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC))
+		return -ENOSPC;
+	ret = mrc_xlt_alloc(mdev, in->xlt_bytes, &mr->xlt);
+	if (ret)
+		return ret;
+	/* No entries yet, so no fence: the context is the only write. */
+	if (!in->write)
+		return 0;
+	ret = in->write(mr, in->arg);
+	if (ret) {
+		mrc_xlt_free(mdev, &mr->xlt);
+		return ret;
+	}
+	mdev->ops->fence(mdev);
+	return 0;
+}
+
+/* Free what mrc_mr_put_xlt() reserved. */
+static void mrc_mr_drop_xlt(struct mrc_mr *mr, const struct mrc_install *in)
+{
+	if (in->table)
+		mrc_xlt_table_free(mr->mdev, in->table);
+	else
+		mrc_xlt_free(mr->mdev, &mr->xlt);
+}
+
+/**
+ * mrc_mr_install - the key, translation and context of a registration
+ * @mr: from mrc_mr_zalloc() or mrc_mr_alloc(), with @mr->key the key
+ *	wanted (0: any) and the fields @in's hooks read set
+ * @in: the translation and context, as struct mrc_install says
+ *
+ * The one setup every kind of MR uses: take the key (its owner is @mr),
+ * reserve its translation space and write its entries, fence once, write
+ * the mkey context last, then count the MR and let lookups by key find
+ * it. Each step is a failure-injection stage (KEY_ALLOC, XLT_ALLOC,
+ * WRITE_XLT for a planned table, WRITE_MKEY). On failure everything this
+ * did is undone in reverse order, the key given back, and @mr->key is 0.
+ *
+ * Context: process context; may sleep.
+ * Return: 0; -ENOSPC when no key or not enough translation space is free;
+ * -ENOKEY if the requested key was taken meanwhile; -ENOMEM; or the error
+ * of a backend op or of @in->write.
  */
-int mrc_mr_install(struct mrc_mr *mr, struct mrc_xlt_table *t)
+int mrc_mr_install(struct mrc_mr *mr, const struct mrc_install *in)
 {
 	struct mrc_device *mdev = mr->mdev;
 	struct mrc_mkey_ctx ctx;
@@ -225,26 +300,34 @@ int mrc_mr_install(struct mrc_mr *mr, struct mrc_xlt_table *t)
 		return ret;
 	}
 
-	ret = mrc_xlt_table_write(mdev, t);
+	ret = mrc_mr_put_xlt(mr, in);
 	if (ret)
 		goto out_free_key;
 
-	mrc_ctx_fill(&ctx, mr->key, mr->pd, mr->access, t);
+	if (in->ctx)
+		in->ctx(mr, &ctx);
+	else
+		mrc_ctx_fill(&ctx, mr->key, mr->pd, mr->access, in->table);
 	/* A failed write leaves the slot as it was: INVALID. */
 	ret = mrc_write_mkey(mdev, mr->key, &ctx);
 	if (ret)
-		goto out_free_table;
+		goto out_drop_xlt;
 
-	mrc_mr_set_xlt(mr, t);
+	if (in->table)
+		mrc_mr_set_xlt(mr, in->table);
 	mrc_mr_count(mr);
+	/* Complete: lookups by key may find it. */
 	mrc_key_users_revive(&mr->users);
-	mrc_dbg_mr(mr, "type %u mode %u shift %u entries %u\n", mr->type,
-		   mr->mode, mr->page_shift, mr->nentries);
+	mrc_dbg_mr(mr, "type %u mode %u shift %u entries %u xlt 0x%llx\n",
+		   mr->type, mr->mode, mr->page_shift, mr->nentries,
+		   mr->xlt.offset);
 	return 0;
 
-out_free_table:
-	mrc_xlt_table_free(mdev, t);
+out_drop_xlt:
+	mrc_mr_drop_xlt(mr, in);
 out_free_key:
+	/* A lookup that found the key meanwhile has left again. */
+	mrc_key_users_quiesce(&mr->users);
 	mrc_mkey_free(mdev, mr->key);
 	mr->key = 0;
 	return ret;
@@ -320,258 +403,9 @@ void mrc_mr_put(struct mrc_mr *mr)
  */
 enum mrc_mkey_state mrc_mr_state(const struct mrc_mr *mr)
 {
-	if (mr->type == MRC_MR_FAST_REG)
-		return mrc_frmr_state(mr);
-	return MRC_MKEY_VALID;
-}
+	const struct mrc_kind_ops *kind = mrc_mr_kind(mr);
 
-/**
- * mrc_reg_dma_mr - register all of the device's DMA address space
- * @pd: protection domain
- * @access: MRC_ACCESS_* rights
- *
- * The key is a PA-mode context with iova 0 and length U64_MAX: an address
- * through it is a DMA address. No translation is written, so no fence is
- * issued; the context is the only write.
- *
- * Context: process context; may sleep.
- * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access;
- * -EOPNOTSUPP for ON_DEMAND; -ENOSPC when no key is free; -ENOMEM; or
- * the error of ops->write_mkey.
- */
-struct mrc_mr *mrc_reg_dma_mr(struct mrc_pd *pd, u32 access)
-{
-	struct mrc_reg_attr attr = { .type = MRC_MR_DMA, .access = access };
-
-	return mrc_reg_mr(pd, &attr);
-}
-EXPORT_SYMBOL_GPL(mrc_reg_dma_mr);
-
-/* mrc_reg_dma_mr() with @attr's key; @pd and the key are checked. */
-static struct mrc_mr *mrc_reg_dma(struct mrc_pd *pd,
-				  const struct mrc_reg_attr *attr)
-{
-	struct mrc_xlt_table t = {
-		.iova = 0,
-		.length = U64_MAX,
-		.writable = mrc_access_writable(attr->access),
-		.mode = MRC_ACCESS_MODE_PA,
-	};
-	struct mrc_mr *mr;
-	int ret;
-
-	ret = mrc_check_access(attr->access);
-	if (ret)
-		return ERR_PTR(ret);
-
-	mr = mrc_mr_alloc(pd, attr);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-
-	ret = mrc_mr_install(mr, &t);
-	if (ret)
-		goto out_free_mr;
-	return mr;
-
-out_free_mr:
-	mrc_mr_free(mr);
-	return ERR_PTR(ret);
-}
-
-/* Every range non-empty and not wrapping; the total does not wrap either. */
-static int mrc_check_phys(const struct mrc_phys_buf *bufs, unsigned int nbufs,
-			  u64 *length)
-{
-	u64 end, total = 0;
-	unsigned int i;
-
-	if (!bufs || !nbufs)
-		return -EINVAL;
-	for (i = 0; i < nbufs; i++) {
-		if (!bufs[i].size ||
-		    check_add_overflow(bufs[i].addr, bufs[i].size, &end) ||
-		    check_add_overflow(total, bufs[i].size, &total))
-			return -EINVAL;
-	}
-	*length = total;
-	return 0;
-}
-
-/**
- * mrc_reg_phys_mr - register a list of DMA address ranges
- * @pd: protection domain
- * @bufs: the ranges, in the order the key's addresses run through them;
- *	mrcore keeps its own copy
- * @nbufs: entries of @bufs, at least 1
- * @iova: address of the first byte (ignored with ZERO_BASED: 0)
- * @access: MRC_ACCESS_* rights
- *
- * A list that some supported page size fits (see mrc_best_page_size()) is
- * registered in MTT mode with the largest such size; any other list in
- * KLM mode, one entry per contiguous run. The caller keeps the ranges
- * mapped until mrc_dereg_mr() returns.
- *
- * Context: process context; may sleep.
- * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, no ranges,
- * an empty range, a range or total that wraps, or [iova, iova + length)
- * running past U64_MAX; -EOPNOTSUPP for ON_DEMAND, or a list that needs
- * KLM on a device without MRC_CAP_KLM; -ENOSPC when no key or not enough
- * translation space is free; -ENOMEM; or the error of a backend op.
- */
-struct mrc_mr *mrc_reg_phys_mr(struct mrc_pd *pd,
-			       const struct mrc_phys_buf *bufs,
-			       unsigned int nbufs, u64 iova, u32 access)
-{
-	struct mrc_reg_attr attr = {
-		.type = MRC_MR_PHYS,
-		.access = access,
-		.iova = iova,
-		.phys = { .bufs = bufs, .nbufs = nbufs },
-	};
-
-	return mrc_reg_mr(pd, &attr);
-}
-EXPORT_SYMBOL_GPL(mrc_reg_phys_mr);
-
-/*
- * The checks of a physical MR and its plan, on the caller's array, so
- * that it fails before allocating.
- */
-static int mrc_phys_prepare(const struct mrc_pd *pd,
-			    const struct mrc_reg_attr *attr,
-			    struct mrc_xlt_table *t)
-{
-	int ret;
-
-	*t = (struct mrc_xlt_table) {
-		.writable = mrc_access_writable(attr->access),
-		.iova = mrc_effective_iova(attr->iova, attr->access),
-	};
-	ret = mrc_check_access(attr->access) ?:
-	      mrc_check_phys(attr->phys.bufs, attr->phys.nbufs, &t->length);
-	if (ret)
-		return ret;
-	mrc_seg_iter_phys(&t->segs, attr->phys.bufs, attr->phys.nbufs);
-	return mrc_xlt_plan(pd->mdev, t);
-}
-
-/* mrc_reg_phys_mr() with @attr's key; @pd and the key are checked. */
-static struct mrc_mr *mrc_reg_phys(struct mrc_pd *pd,
-				   const struct mrc_reg_attr *attr)
-{
-	unsigned int nbufs = attr->phys.nbufs;
-	struct mrc_xlt_table t;
-	struct mrc_mr *mr;
-	int ret;
-
-	ret = mrc_phys_prepare(pd, attr, &t);
-	if (ret)
-		return ERR_PTR(ret);
-
-	mr = mrc_mr_alloc(pd, attr);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	mr->bufs = kvmalloc_array(nbufs, sizeof(*mr->bufs), GFP_KERNEL);
-	if (!mr->bufs) {
-		ret = -ENOMEM;
-		goto out_free_mr;
-	}
-	memcpy(mr->bufs, attr->phys.bufs, nbufs * sizeof(*mr->bufs));
-	mr->nbufs = nbufs;
-	mrc_seg_iter_phys(&t.segs, mr->bufs, nbufs);
-
-	ret = mrc_mr_install(mr, &t);
-	if (ret)
-		goto out_free_bufs;
-	return mr;
-
-out_free_bufs:
-	kvfree(mr->bufs);
-out_free_mr:
-	mrc_mr_free(mr);
-	return ERR_PTR(ret);
-}
-
-/**
- * mrc_reg_sg_mr - register a caller's DMA-mapped scatterlist
- * @pd: protection domain
- * @sgt: the table, already DMA-mapped for the device (its DMA segments,
- *	sgt->nents of them, are used); it must stay mapped and unchanged
- *	until mrc_dereg_mr() returns
- * @iova: address of the first byte (ignored with ZERO_BASED: 0)
- * @length: bytes from the start of the table; at most the table's DMA
- *	length
- * @access: MRC_ACCESS_* rights
- *
- * MTT mode when a supported page size fits the first @length bytes,
- * otherwise KLM mode.
- *
- * Context: process context; may sleep.
- * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, no table, a
- * zero @length or one beyond the table, or [iova, iova + length) running
- * past U64_MAX; the other errors as mrc_reg_phys_mr().
- */
-struct mrc_mr *mrc_reg_sg_mr(struct mrc_pd *pd, struct sg_table *sgt,
-			     u64 iova, u64 length, u32 access)
-{
-	struct mrc_reg_attr attr = {
-		.type = MRC_MR_SG,
-		.access = access,
-		.iova = iova,
-		.length = length,
-		.sgt = sgt,
-	};
-
-	return mrc_reg_mr(pd, &attr);
-}
-EXPORT_SYMBOL_GPL(mrc_reg_sg_mr);
-
-/* The checks of an sg MR and its plan, before allocating. */
-static int mrc_sg_prepare(const struct mrc_pd *pd,
-			  const struct mrc_reg_attr *attr, struct mrc_xlt_table *t)
-{
-	struct sg_table *sgt = attr->sgt;
-	int ret;
-
-	*t = (struct mrc_xlt_table) {
-		.writable = mrc_access_writable(attr->access),
-		.iova = mrc_effective_iova(attr->iova, attr->access),
-		.length = attr->length,
-	};
-	ret = mrc_check_access(attr->access);
-	if (ret)
-		return ret;
-	if (!sgt || !sgt->sgl)
-		return -EINVAL;
-	mrc_seg_iter_sg(&t->segs, sgt->sgl, sgt->nents, 0, attr->length);
-	return mrc_xlt_plan(pd->mdev, t);
-}
-
-/* mrc_reg_sg_mr() with @attr's key; @pd and the key are checked. */
-static struct mrc_mr *mrc_reg_sg(struct mrc_pd *pd,
-				 const struct mrc_reg_attr *attr)
-{
-	struct mrc_xlt_table t;
-	struct mrc_mr *mr;
-	int ret;
-
-	ret = mrc_sg_prepare(pd, attr, &t);
-	if (ret)
-		return ERR_PTR(ret);
-
-	mr = mrc_mr_alloc(pd, attr);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	mr->sgt = attr->sgt;
-
-	ret = mrc_mr_install(mr, &t);
-	if (ret)
-		goto out_free_mr;
-	return mr;
-
-out_free_mr:
-	mrc_mr_free(mr);
-	return ERR_PTR(ret);
+	return kind->state ? kind->state(mr) : MRC_MKEY_VALID;
 }
 
 /*
@@ -593,221 +427,6 @@ int mrc_check_user_range(u64 start, u64 length, u64 iova)
 	if (check_add_overflow(iova, length, &end))
 		return -EINVAL;
 	return 0;
-}
-
-/**
- * mrc_user_xlt - plan the MTT of freshly pinned memory
- * @mdev: device
- * @umem: the memory
- * @iova: key address of its first byte
- * @length: bytes
- * @access: MRC_ACCESS_* rights (writable ones give MTT entries the W bit)
- * @t: planned
- *
- * Context: process context.
- * Return: 0 or the error of mrc_xlt_plan().
- */
-int mrc_user_xlt(struct mrc_device *mdev, struct mrc_umem *umem, u64 iova,
-		 u64 length, u32 access, struct mrc_xlt_table *t)
-{
-	*t = (struct mrc_xlt_table) {
-		.iova = iova,
-		.length = length,
-		.writable = mrc_access_writable(access),
-	};
-	mrc_umem_segs(umem, &t->segs);
-	return mrc_xlt_plan(mdev, t);
-}
-
-/**
- * mrc_reg_user_mr - pin and register memory of the calling process
- * @pd: protection domain
- * @start: user address of the first byte
- * @length: bytes
- * @iova: address of the first byte in the key's address space; its offset
- *	in the page must equal @start's (ignored with ZERO_BASED, when the
- *	address is 0 and @start must therefore be page aligned)
- * @access: MRC_ACCESS_* rights; writable rights pin for write,
- *	RELAXED_ORDERING maps with DMA_ATTR_WEAK_ORDERING, HUGETLB is
- *	accepted (huge pages get large MTT pages whenever they are
- *	physically contiguous and aligned, flag or not)
- *
- * The pages are charged to the process's pinned_vm against
- * RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK, pinned (in parallel across
- * CPUs from 1 GiB), DMA-mapped on the device's DMA device and registered
- * in MTT mode with the largest page size the memory allows. The caller
- * must not hold the mm's mmap_lock.
- *
- * Context: process context of the process that owns the memory; may
- * sleep for long.
- * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, a zero
- * @length, a range or key range running past U64_MAX, more than UINT_MAX
- * pages, or a page offset mismatch; for ON_DEMAND, the errors of
- * mrc_odp_check() and mrc_odp_reg() (Documentation/mrcore/odp.rst: no
- * pinning, -EOPNOTSUPP for ZERO_BASED ODP, a device without MRC_CAP_ODP
- * or implicit ODP on one without MRC_CAP_KSM); -EFAULT in a task without
- * a user mm, or for memory that is not mapped, not
- * readable, or (for a writable registration) not writable; -EPERM if the
- * process may not lock memory; -ENOMEM over RLIMIT_MEMLOCK or out of
- * memory; -EINTR on a fatal signal; -ENOSPC when no key or translation
- * space is free; or the error of a backend op. Nothing stays pinned or
- * charged after a failure.
- */
-struct mrc_mr *mrc_reg_user_mr(struct mrc_pd *pd, u64 start, u64 length,
-			       u64 iova, u32 access)
-{
-	struct mrc_reg_attr attr = {
-		.type = MRC_MR_USER,
-		.access = access,
-		.iova = iova,
-		.length = length,
-		.start = start,
-	};
-
-	return mrc_reg_mr(pd, &attr);
-}
-EXPORT_SYMBOL_GPL(mrc_reg_user_mr);
-
-/* The checks of a user MR that need no allocation. */
-static int mrc_user_check(const struct mrc_reg_attr *attr)
-{
-	return mrc_check_access(attr->access) ?:
-	       mrc_check_user_range(attr->start, attr->length,
-				    mrc_effective_iova(attr->iova,
-						       attr->access));
-}
-
-/*
- * The pinned memory of a user MR: pinned here, or from @umem, which the
- * registering process prepared (mrc_umem_prepare()) for a worker.
- */
-static struct mrc_umem *mrc_user_pin(const struct mrc_pd *pd,
-				     const struct mrc_reg_attr *attr,
-				     struct mrc_umem *umem)
-{
-	int ret;
-
-	if (!umem)
-		return mrc_umem_get(pd->mdev, attr->start, attr->length,
-				    attr->access);
-	ret = mrc_umem_populate(umem);
-	return ret ? ERR_PTR(ret) : umem;
-}
-
-/*
- * mrc_reg_user_mr() with @attr's key; @pd and the key are checked. A
- * prepared @umem is consumed, on failure too.
- */
-static struct mrc_mr *mrc_reg_user(struct mrc_pd *pd,
-				   const struct mrc_reg_attr *attr,
-				   struct mrc_umem *umem)
-{
-	u64 iova = mrc_effective_iova(attr->iova, attr->access);
-	struct mrc_xlt_table t;
-	struct mrc_mr *mr;
-	int ret;
-
-	/* A worker's prepared memory is pinned: asynchronous ODP is refused. */
-	if ((attr->access & MRC_ACCESS_ON_DEMAND) && !umem) {
-		ret = mrc_odp_check(pd, attr);
-		return ret ? ERR_PTR(ret) : mrc_odp_reg(pd, attr);
-	}
-
-	ret = mrc_user_check(attr);
-	if (ret) {
-		if (umem)
-			mrc_umem_abandon(umem);
-		return ERR_PTR(ret);
-	}
-
-	umem = mrc_user_pin(pd, attr, umem);
-	if (IS_ERR(umem))
-		return ERR_CAST(umem);
-
-	mr = mrc_mr_alloc(pd, attr);
-	if (!mr) {
-		ret = -ENOMEM;
-		goto out_release_umem;
-	}
-	mr->umem = umem;
-
-	ret = mrc_user_xlt(pd->mdev, umem, iova, attr->length, attr->access,
-			   &t);
-	if (ret)
-		goto out_free_mr;
-
-	ret = mrc_mr_install(mr, &t);
-	if (ret)
-		goto out_free_mr;
-	return mr;
-
-out_free_mr:
-	mrc_mr_free(mr);
-out_release_umem:
-	mrc_umem_release(umem);
-	return ERR_PTR(ret);
-}
-
-/**
- * mrc_mr_check_attr - the checks of a DMA, physical, sg or user MR
- * @pd: a checked protection domain
- * @attr: the registration; its key is checked by the caller
- *
- * Everything mrc_mr_reg_attr() checks before it allocates, for an
- * asynchronous registration to refuse synchronously.
- *
- * Context: process context.
- * Return: 0 or the errno mrc_mr_reg_attr() would fail with first.
- */
-int mrc_mr_check_attr(const struct mrc_pd *pd,
-		      const struct mrc_reg_attr *attr)
-{
-	struct mrc_xlt_table t;
-
-	switch (attr->type) {
-	case MRC_MR_DMA:
-		return mrc_check_access(attr->access);
-	case MRC_MR_PHYS:
-		return mrc_phys_prepare(pd, attr, &t);
-	case MRC_MR_SG:
-		return mrc_sg_prepare(pd, attr, &t);
-	case MRC_MR_USER:
-		return mrc_user_check(attr);
-	default:
-		return -EINVAL;
-	}
-}
-
-/**
- * mrc_mr_reg_attr - register a DMA, physical, sg or user MR
- * @pd: a checked protection domain
- * @attr: the registration; a requested key is checked by the caller
- * @umem: for a user MR, memory the registering process prepared with
- *	mrc_umem_prepare() (consumed, on failure too), or NULL to pin from
- *	the calling process; NULL for the other types
- *
- * The body of mrc_reg_dma_mr(), mrc_reg_phys_mr(), mrc_reg_sg_mr() and
- * mrc_reg_user_mr(), which are mrc_reg_mr() with key 0.
- *
- * Context: process context; may sleep.
- * Return: the MR, or the ERR_PTR() of those functions.
- */
-struct mrc_mr *mrc_mr_reg_attr(struct mrc_pd *pd,
-			       const struct mrc_reg_attr *attr,
-			       struct mrc_umem *umem)
-{
-	switch (attr->type) {
-	case MRC_MR_DMA:
-		return mrc_reg_dma(pd, attr);
-	case MRC_MR_PHYS:
-		return mrc_reg_phys(pd, attr);
-	case MRC_MR_SG:
-		return mrc_reg_sg(pd, attr);
-	case MRC_MR_USER:
-		return mrc_reg_user(pd, attr, umem);
-	default:
-		return ERR_PTR(-EINVAL);
-	}
 }
 
 /**
@@ -860,10 +479,9 @@ int mrc_dereg_mr_nested(struct mrc_mr *mr, unsigned int subclass)
 		goto out_unlock;
 
 	mrc_mr_drop_counter(mr);
-	if (mr->odp)
-		mrc_odp_release(mr);
-	if (mr->dmabuf)
-		mrc_dmabuf_release(mr);
+	/* The kind's own state: ODP, a dma-buf attachment. */
+	if (mrc_mr_kind(mr)->release)
+		mrc_mr_kind(mr)->release(mr);
 	if (mr->xlt.size)
 		mrc_xlt_free(mdev, &mr->xlt);
 	mrc_umem_release(mr->umem);

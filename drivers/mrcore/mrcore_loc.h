@@ -122,26 +122,6 @@ static inline void mrc_key_users_init(struct mrc_key_users *u)
 	u->dying = false;
 }
 
-/* frwr.c */
-enum mrc_mkey_state mrc_frmr_state(const struct mrc_mr *mr);
-int mrc_frmr_check_attr(const struct mrc_pd *pd,
-			const struct mrc_reg_attr *attr);
-struct mrc_mr *mrc_frmr_reg_attr(struct mrc_pd *pd,
-				 const struct mrc_reg_attr *attr);
-
-/* fmr.c */
-int mrc_fmr_check_reg_attr(const struct mrc_pd *pd,
-			   const struct mrc_reg_attr *attr);
-struct mrc_mr *mrc_fmr_reg_attr(struct mrc_pd *pd,
-				const struct mrc_reg_attr *attr);
-
-/* indirect.c */
-unsigned int mrc_indirect_depth(const struct mrc_mr *mr);
-int mrc_indirect_check_attr(const struct mrc_pd *pd,
-			    const struct mrc_reg_attr *attr);
-struct mrc_mr *mrc_indirect_reg_attr(struct mrc_pd *pd,
-				     const struct mrc_reg_attr *attr);
-
 /* main.c */
 extern struct dentry *mrc_debugfs_root;
 
@@ -149,15 +129,129 @@ extern struct dentry *mrc_debugfs_root;
 int mrc_reg_init(void);
 void mrc_reg_exit(void);
 
-/* mr.c */
+/* kinds.c */
+
+struct mrc_umem;
+
+/**
+ * struct mrc_kind_ops - what mrcore does differently per kind of MR
+ * @check: the checks of a registration that need no allocation (@pd and
+ *	the requested key are checked already), so that an asynchronous
+ *	registration refuses synchronously; NULL: the kind is not
+ *	registered through mrc_reg_mr() (-EINVAL)
+ * @reg: the registration itself, checks included; @umem is memory a user
+ *	MR's registering process prepared for a worker, else NULL
+ * @dereg: the function that frees an MR of the kind (mrc_dereg_any())
+ * @release: tears down the kind's own state once the device no longer
+ *	resolves the key, in mrc_dereg_mr(); NULL for none
+ * @state: the state of the MR's context; NULL: VALID while registered
+ * @fault: resolves a device page fault on the MR (mrc_odp_fault()'s
+ *	entry), other than an ODP user MR's; NULL for none
+ */
+struct mrc_kind_ops {
+	int (*check)(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+	struct mrc_mr *(*reg)(struct mrc_pd *pd,
+			      const struct mrc_reg_attr *attr,
+			      struct mrc_umem *umem);
+	int (*dereg)(struct mrc_mr *mr);
+	void (*release)(struct mrc_mr *mr);
+	enum mrc_mkey_state (*state)(const struct mrc_mr *mr);
+	int (*fault)(struct mrc_mr *mr, u64 iova, u64 len, u32 flags);
+};
+
+extern const struct mrc_kind_ops mrc_kinds[MRC_MR_NUM_TYPES];
+
+/* The kind of a registered MR (its type is always in range). */
+static inline const struct mrc_kind_ops *mrc_mr_kind(const struct mrc_mr *mr)
+{
+	return &mrc_kinds[mr->type];
+}
+
+/* basic.c: DMA, physical, sg and user MRs */
+int mrc_dma_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_dma_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr,
+			   struct mrc_umem *umem);
+int mrc_phys_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_phys_reg(struct mrc_pd *pd,
+			    const struct mrc_reg_attr *attr,
+			    struct mrc_umem *umem);
+int mrc_sg_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_sg_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr,
+			  struct mrc_umem *umem);
+int mrc_user_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_user_reg(struct mrc_pd *pd,
+			    const struct mrc_reg_attr *attr,
+			    struct mrc_umem *umem);
+void mrc_user_release(struct mrc_mr *mr);
+struct mrc_xlt_table;
+int mrc_user_xlt(struct mrc_device *mdev, struct mrc_umem *umem, u64 iova,
+		 u64 length, u32 access, struct mrc_xlt_table *t);
+
+/* frwr.c */
+enum mrc_mkey_state mrc_frmr_state(const struct mrc_mr *mr);
+int mrc_frmr_check_attr(const struct mrc_pd *pd,
+			const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_frmr_reg_attr(struct mrc_pd *pd,
+				 const struct mrc_reg_attr *attr,
+				 struct mrc_umem *umem);
+
+/* fmr.c */
+int mrc_fmr_check_reg_attr(const struct mrc_pd *pd,
+			   const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_fmr_reg_attr(struct mrc_pd *pd,
+				const struct mrc_reg_attr *attr,
+				struct mrc_umem *umem);
+
+/* indirect.c */
+unsigned int mrc_indirect_depth(const struct mrc_mr *mr);
+int mrc_indirect_check_attr(const struct mrc_pd *pd,
+			    const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_indirect_reg_attr(struct mrc_pd *pd,
+				     const struct mrc_reg_attr *attr,
+				     struct mrc_umem *umem);
+
+/* mr.c: the core every kind uses */
+
+struct mrc_mkey_ctx;
+
+/**
+ * struct mrc_install - what mrc_mr_install() puts behind a key
+ * @table: a planned translation, written to fresh space, and reached by
+ *	the VALID context mrc_ctx_fill() makes of it; or NULL for a kind
+ *	that writes its own entries and context, with the fields below
+ * @xlt_bytes: without @table: translation space to reserve in the MR's
+ *	xlt
+ * @write: without @table: writes the entries into the MR's xlt (a fence
+ *	follows), or NULL when there are none yet (no fence)
+ * @ctx: without @table: fills the context
+ * @arg: passed to @write
+ */
+struct mrc_install {
+	struct mrc_xlt_table *table;
+	u64 xlt_bytes;
+	int (*write)(struct mrc_mr *mr, const void *arg);
+	void (*ctx)(const struct mrc_mr *mr, struct mrc_mkey_ctx *ctx);
+	const void *arg;
+};
 
 void mrc_mr_init(struct mrc_mr *mr, struct mrc_pd *pd, enum mrc_mr_type type,
 		 u32 access);
+struct mrc_mr *mrc_mr_zalloc(struct mrc_pd *pd, enum mrc_mr_type type,
+			     u32 access, u32 key, size_t size);
 struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd,
 			    const struct mrc_reg_attr *attr);
 void mrc_mr_free(struct mrc_mr *mr);
-struct mrc_xlt_table;
-int mrc_mr_install(struct mrc_mr *mr, struct mrc_xlt_table *t);
+int mrc_mr_install(struct mrc_mr *mr, const struct mrc_install *in);
+
+/* mrc_mr_install() of a planned translation. */
+static inline int mrc_mr_install_table(struct mrc_mr *mr,
+				       struct mrc_xlt_table *t)
+{
+	const struct mrc_install in = { .table = t };
+
+	return mrc_mr_install(mr, &in);
+}
+
 int mrc_dereg_mr_nested(struct mrc_mr *mr, unsigned int subclass);
 int mrc_check_user_range(u64 start, u64 length, u64 iova);
 void mrc_mr_count(struct mrc_mr *mr);
@@ -167,28 +261,18 @@ int mrc_write_mkey(struct mrc_device *mdev, u32 key,
 struct mrc_mr *mrc_mr_lookup(struct mrc_device *mdev, u32 key);
 void mrc_mr_put(struct mrc_mr *mr);
 enum mrc_mkey_state mrc_mr_state(const struct mrc_mr *mr);
-struct mrc_mkey_ctx;
 void mrc_ctx_fill(struct mrc_mkey_ctx *ctx, u32 key, const struct mrc_pd *pd,
 		  u32 access, const struct mrc_xlt_table *t);
 void mrc_mr_set_xlt(struct mrc_mr *mr, const struct mrc_xlt_table *t);
 void mrc_mr_get_xlt(const struct mrc_mr *mr, struct mrc_xlt_table *t);
 struct mrc_seg_iter;
 void mrc_mr_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it);
-struct mrc_umem;
-int mrc_user_xlt(struct mrc_device *mdev, struct mrc_umem *umem, u64 iova,
-		 u64 length, u32 access, struct mrc_xlt_table *t);
 
 /* ZERO_BASED puts the first byte at address 0 of the key. */
 static inline u64 mrc_effective_iova(u64 iova, u32 access)
 {
 	return access & MRC_ACCESS_ZERO_BASED ? 0 : iova;
 }
-
-int mrc_mr_check_attr(const struct mrc_pd *pd,
-		      const struct mrc_reg_attr *attr);
-struct mrc_mr *mrc_mr_reg_attr(struct mrc_pd *pd,
-			       const struct mrc_reg_attr *attr,
-			       struct mrc_umem *umem);
 
 /* xlt_build.c */
 

@@ -508,7 +508,8 @@ static struct mrc_mr *mrc_odp_lookup(struct mrc_device *mdev, u32 key)
  * @key: the key whose context has MRC_MKEY_F_ODP and a non-present entry
  *	(the key of the MR itself, also when the access came through a
  *	window or an indirect key naming it; an implicit MR's, never its
- *	child's; or a movable dma-buf MR's, handed to mrc_dmabuf_fault())
+ *	child's; or that of an MR of a kind with its own fault hook, a
+ *	movable dma-buf MR's, handed to it: mrc_dmabuf_fault())
  * @iova: address that faulted, in @key's address space
  * @len: bytes of the access from @iova on (0 counts as 1): the pages they
  *	touch are mapped, up to MRC_ODP_FAULT_MAX_PAGES
@@ -539,9 +540,9 @@ int mrc_odp_fault(struct mrc_device *mdev, u32 key, u64 iova, u64 len,
 	long ret;
 
 	mr = mrc_mr_lookup(mdev, key);
-	if (!IS_ERR(mr) && mr->dmabuf) {
-		/* Its exporter's pages, mapped again: counted as dma-buf's. */
-		ret = mrc_dmabuf_fault(mr, iova, len, flags);
+	if (!IS_ERR(mr) && mrc_mr_kind(mr)->fault) {
+		/* A kind with its own fault (dma-buf): counted as its own. */
+		ret = mrc_mr_kind(mr)->fault(mr, iova, len, flags);
 		mrc_mr_put(mr);
 		return ret;
 	}
@@ -805,7 +806,7 @@ struct mrc_mr *mrc_odp_reg_range(struct mrc_pd *pd,
 	if (ret)
 		goto out_free_mr;
 
-	ret = mrc_mr_install(mr, &t);
+	ret = mrc_mr_install_table(mr, &t);
 	if (ret)
 		goto out_remove_notifier;
 	return mr;

@@ -255,7 +255,7 @@ struct mrc_mr *mrc_odp_reg_implicit(struct mrc_pd *pd,
 	odp->mr = mr;
 	mr->odp = odp;
 
-	ret = mrc_mr_install(mr, &t);
+	ret = mrc_mr_install_table(mr, &t);
 	if (ret)
 		goto out_free_mr;
 	mmgrab(current->mm);
