@@ -133,6 +133,18 @@ int mrc_phys_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr)
 }
 
 /**
+ * mrc_phys_segs - the ranges of a physical MR, as DMA segments
+ * @mr: a physical MR
+ * @it: set to iterate over mrcore's copy of its ranges
+ *
+ * Context: any context.
+ */
+void mrc_phys_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it)
+{
+	mrc_seg_iter_phys(it, mr->bufs, mr->nbufs);
+}
+
+/**
  * mrc_phys_reg - mrc_reg_phys_mr() with a requested key
  * @pd: a checked protection domain
  * @attr: type MRC_MR_PHYS; a requested key is checked by the caller
@@ -212,6 +224,18 @@ int mrc_sg_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr)
 	struct mrc_xlt_table t;
 
 	return mrc_sg_prepare(pd, attr, &t);
+}
+
+/**
+ * mrc_sg_segs - the DMA segments of an sg MR
+ * @mr: an sg MR
+ * @it: set to iterate over the first @mr->length bytes of its table
+ *
+ * Context: any context.
+ */
+void mrc_sg_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it)
+{
+	mrc_seg_iter_sg(it, mr->sgt->sgl, mr->sgt->nents, 0, mr->length);
 }
 
 /**
@@ -367,6 +391,18 @@ out_free_mr:
 out_release_umem:
 	mrc_umem_release(umem);
 	return ERR_PTR(ret);
+}
+
+/**
+ * mrc_user_segs - the DMA segments of a pinned user MR
+ * @mr: a user MR, not ODP
+ * @it: set to iterate over its pinned memory
+ *
+ * Context: any context.
+ */
+void mrc_user_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it)
+{
+	mrc_umem_segs(mr->umem, it);
 }
 
 /**

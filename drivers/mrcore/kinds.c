@@ -6,7 +6,8 @@
  * mrc_kinds[], keyed by enum mrc_mr_type: the checks an asynchronous
  * registration makes synchronously, the registration, the function that
  * frees it, the teardown of the kind's own state in the common dereg, the
- * state of its context and the device fault hook. The core (mr.c, reg.c,
+ * state of its context, the device fault hook, and the memory behind it
+ * for rereg. The core (mr.c, reg.c,
  * odp.c's fault entry) calls a kind only through this table; the kinds'
  * files call the core, never the table.
  *
@@ -28,17 +29,20 @@ const struct mrc_kind_ops mrc_kinds[MRC_MR_NUM_TYPES] = {
 		.check = mrc_phys_check,
 		.reg = mrc_phys_reg,
 		.dereg = mrc_dereg_mr,
+		.segs = mrc_phys_segs,
 	},
 	[MRC_MR_SG] = {
 		.check = mrc_sg_check,
 		.reg = mrc_sg_reg,
 		.dereg = mrc_dereg_mr,
+		.segs = mrc_sg_segs,
 	},
 	[MRC_MR_USER] = {
 		.check = mrc_user_check,
 		.reg = mrc_user_reg,
 		.dereg = mrc_dereg_mr,
 		.release = mrc_user_release,
+		.segs = mrc_user_segs,
 	},
 	[MRC_MR_FAST_REG] = {
 		.check = mrc_frmr_check_attr,

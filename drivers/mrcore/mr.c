@@ -119,27 +119,19 @@ void mrc_mr_get_xlt(const struct mrc_mr *mr, struct mrc_xlt_table *t)
 /**
  * mrc_mr_segs - the memory behind an MR, to rebuild its entries
  * @mr: a DMA, physical, sg or user MR
- * @it: set to iterate over its DMA segments
+ * @it: set to iterate over its DMA segments; none for a kind without
+ *	memory of its own (DMA)
  *
  * Context: under @mr->lock.
  */
 void mrc_mr_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it)
 {
-	switch (mr->type) {
-	case MRC_MR_PHYS:
-		mrc_seg_iter_phys(it, mr->bufs, mr->nbufs);
-		break;
-	case MRC_MR_SG:
-		mrc_seg_iter_sg(it, mr->sgt->sgl, mr->sgt->nents, 0,
-				mr->length);
-		break;
-	case MRC_MR_USER:
-		mrc_umem_segs(mr->umem, it);
-		break;
-	default:
+	const struct mrc_kind_ops *kind = mrc_mr_kind(mr);
+
+	if (kind->segs)
+		kind->segs(mr, it);
+	else
 		mrc_seg_iter_phys(it, NULL, 0);
-		break;
-	}
 }
 
 /**

@@ -132,6 +132,7 @@ void mrc_reg_exit(void);
 /* kinds.c */
 
 struct mrc_umem;
+struct mrc_seg_iter;
 
 /**
  * struct mrc_kind_ops - what mrcore does differently per kind of MR
@@ -147,6 +148,8 @@ struct mrc_umem;
  * @state: the state of the MR's context; NULL: VALID while registered
  * @fault: resolves a device page fault on the MR (mrc_odp_fault()'s
  *	entry), other than an ODP user MR's; NULL for none
+ * @segs: the DMA segments of the MR's memory, for rereg to rebuild its
+ *	entries (mrc_mr_segs()); NULL for none
  */
 struct mrc_kind_ops {
 	int (*check)(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
@@ -157,6 +160,7 @@ struct mrc_kind_ops {
 	void (*release)(struct mrc_mr *mr);
 	enum mrc_mkey_state (*state)(const struct mrc_mr *mr);
 	int (*fault)(struct mrc_mr *mr, u64 iova, u64 len, u32 flags);
+	void (*segs)(const struct mrc_mr *mr, struct mrc_seg_iter *it);
 };
 
 extern const struct mrc_kind_ops mrc_kinds[MRC_MR_NUM_TYPES];
@@ -172,10 +176,12 @@ int mrc_dma_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
 struct mrc_mr *mrc_dma_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr,
 			   struct mrc_umem *umem);
 int mrc_phys_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+void mrc_phys_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it);
 struct mrc_mr *mrc_phys_reg(struct mrc_pd *pd,
 			    const struct mrc_reg_attr *attr,
 			    struct mrc_umem *umem);
 int mrc_sg_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+void mrc_sg_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it);
 struct mrc_mr *mrc_sg_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr,
 			  struct mrc_umem *umem);
 int mrc_user_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
@@ -183,6 +189,7 @@ struct mrc_mr *mrc_user_reg(struct mrc_pd *pd,
 			    const struct mrc_reg_attr *attr,
 			    struct mrc_umem *umem);
 void mrc_user_release(struct mrc_mr *mr);
+void mrc_user_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it);
 struct mrc_xlt_table;
 int mrc_user_xlt(struct mrc_device *mdev, struct mrc_umem *umem, u64 iova,
 		 u64 length, u32 access, struct mrc_xlt_table *t);
@@ -265,7 +272,6 @@ void mrc_ctx_fill(struct mrc_mkey_ctx *ctx, u32 key, const struct mrc_pd *pd,
 		  u32 access, const struct mrc_xlt_table *t);
 void mrc_mr_set_xlt(struct mrc_mr *mr, const struct mrc_xlt_table *t);
 void mrc_mr_get_xlt(const struct mrc_mr *mr, struct mrc_xlt_table *t);
-struct mrc_seg_iter;
 void mrc_mr_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it);
 
 /* ZERO_BASED puts the first byte at address 0 of the key. */
