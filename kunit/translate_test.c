@@ -427,14 +427,14 @@ static void mrc_trans_plan_modes(struct kunit *test)
 		{ 0x200010, 0x100 }, { 0x800000, SZ_4K },
 	};
 	struct mrc_device mdev;
-	struct mrc_trans t = {};
+	struct mrc_xlt_table t = {};
 
 	/* Page-aligned uniform list: MTT at the largest page size. */
 	tr_plan_dev(&mdev, MRC_CAP_KLM);
 	mrc_seg_iter_phys(&t.segs, aligned, ARRAY_SIZE(aligned));
 	t.iova = 0x40000000;
 	t.length = 2 * SZ_2M;
-	KUNIT_ASSERT_EQ(test, mrc_trans_plan(&mdev, &t), 0);
+	KUNIT_ASSERT_EQ(test, mrc_xlt_plan(&mdev, &t), 0);
 	KUNIT_EXPECT_EQ(test, t.mode, (u8)MRC_ACCESS_MODE_MTT);
 	KUNIT_EXPECT_EQ(test, t.page_shift, (u8)21);
 	KUNIT_EXPECT_EQ(test, t.nentries, 2U);
@@ -442,32 +442,32 @@ static void mrc_trans_plan_modes(struct kunit *test)
 	/* Ragged list: KLM, one entry per contiguous run. */
 	mrc_seg_iter_phys(&t.segs, ragged, ARRAY_SIZE(ragged));
 	t.length = 0x100 + SZ_4K;
-	KUNIT_ASSERT_EQ(test, mrc_trans_plan(&mdev, &t), 0);
+	KUNIT_ASSERT_EQ(test, mrc_xlt_plan(&mdev, &t), 0);
 	KUNIT_EXPECT_EQ(test, t.mode, (u8)MRC_ACCESS_MODE_KLM);
 	KUNIT_EXPECT_EQ(test, t.nentries, 2U);
 
 	/* ... which a device without KLM cannot take. */
 	tr_plan_dev(&mdev, 0);
 	mrc_seg_iter_phys(&t.segs, ragged, ARRAY_SIZE(ragged));
-	KUNIT_EXPECT_EQ(test, mrc_trans_plan(&mdev, &t), -EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, mrc_xlt_plan(&mdev, &t), -EOPNOTSUPP);
 }
 
 static void mrc_trans_plan_length_mismatch(struct kunit *test)
 {
 	static const struct mrc_phys_buf bufs[] = { { 0x200000, SZ_2M } };
 	struct mrc_device mdev;
-	struct mrc_trans t = {};
+	struct mrc_xlt_table t = {};
 
 	tr_plan_dev(&mdev, MRC_CAP_KLM);
 	mrc_seg_iter_phys(&t.segs, bufs, 1);
 	t.length = SZ_2M + 1;
-	KUNIT_EXPECT_EQ(test, mrc_trans_plan(&mdev, &t), -EINVAL);
+	KUNIT_EXPECT_EQ(test, mrc_xlt_plan(&mdev, &t), -EINVAL);
 	t.length = 0;
-	KUNIT_EXPECT_EQ(test, mrc_trans_plan(&mdev, &t), -EINVAL);
+	KUNIT_EXPECT_EQ(test, mrc_xlt_plan(&mdev, &t), -EINVAL);
 	/* The key's range may not run past U64_MAX. */
 	t.length = SZ_2M;
 	t.iova = 0ULL - SZ_1M;
-	KUNIT_EXPECT_EQ(test, mrc_trans_plan(&mdev, &t), -EINVAL);
+	KUNIT_EXPECT_EQ(test, mrc_xlt_plan(&mdev, &t), -EINVAL);
 }
 
 /*

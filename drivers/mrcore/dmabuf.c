@@ -451,7 +451,7 @@ static void mrc_dmabuf_detach(struct mrc_dmabuf *db)
  */
 static int mrc_dmabuf_install(struct mrc_dmabuf *db)
 {
-	struct mrc_trans t = {
+	struct mrc_xlt_table t = {
 		.iova = db->iova,
 		.length = db->length,
 		.writable = db->writable,
@@ -471,7 +471,7 @@ static int mrc_dmabuf_install(struct mrc_dmabuf *db)
 			return -ENOMEM;
 	}
 
-	ret = mrc_mr_install(db->mr, &t);
+	ret = mrc_mr_install_table(db->mr, &t);
 	if (!ret && buf) {
 		dma_resv_lock(mrc_dmabuf_resv(db), NULL);
 		if (db->sgt)

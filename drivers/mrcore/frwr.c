@@ -42,15 +42,6 @@
 
 #include "mrcore_loc.h"
 
-/* Debug messages name the MR's key and the function. */
-#define mrc_dbg_mr(mr, fmt, ...)					\
-	do {								\
-		const struct mrc_mr *__mr = (mr);			\
-									\
-		mrc_dbg(__mr->mdev, "MR[0x%08x] %s: " fmt, __mr->key,	\
-			__func__, ##__VA_ARGS__);			\
-	} while (0)
-
 /* Entries a REG_MR encodes per write_xlt, in a 256-byte stack buffer. */
 #define MRC_FRMR_CHUNK		32
 #define MRC_FRMR_KLM_CHUNK	16
@@ -62,8 +53,9 @@
  * @max_pages: entries reserved in @mr.xlt: MTT entries, or KLM entries for
  *	an SG_GAPS MR (@mr.mode MRC_ACCESS_MODE_KLM)
  * @state: enum mrc_mkey_state of the context as mrcore last wrote it:
- *	INVALID until alloc wrote it FREE, then FREE or VALID; written under
- *	@mr.lock, read locklessly by mrc_frmr_state()
+ *	FREE from allocation (the context alloc writes; nothing finds the
+ *	MR before that write), then FREE or VALID; written under @mr.lock
+ *	once the MR is findable, read locklessly by mrc_frmr_state()
  */
 struct mrc_frmr {
 	struct mrc_mr mr;
@@ -172,158 +164,47 @@ static struct mrc_frmr *mrc_frmr_get(struct mrc_device *mdev, u32 key)
 	return to_mrc_frmr(mr);
 }
 
-static void mrc_frmr_count(struct mrc_mr *mr)
+/* The FREE context of a fast-reg MR being installed. */
+static void mrc_frmr_install_ctx(const struct mrc_mr *mr,
+				 struct mrc_mkey_ctx *ctx)
 {
-	struct mrc_device *mdev = mr->mdev;
-
-	atomic_inc(&mdev->num_mrs);
-	atomic_inc(&mdev->num_mrs_type[MRC_MR_FAST_REG]);
-	atomic64_inc(&mdev->stats_mr_regs);
-}
-
-/*
- * Key (the requested one in @frmr->mr.key, if not 0), translation space,
- * then the FREE context. On failure everything is undone, the key given
- * back; a lookup that found the key meanwhile has left again.
- */
-static int mrc_frmr_install(struct mrc_frmr *frmr)
-{
-	struct mrc_mr *mr = &frmr->mr;
-	struct mrc_device *mdev = mr->mdev;
-	struct mrc_mkey_ctx ctx;
-	int ret;
-
-	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC)) {
-		mr->key = 0;
-		return -ENOSPC;
-	}
-	ret = mrc_mkey_take(mdev, mr, MRC_MKEY_KIND_MR, mr->key, &mr->key);
-	if (ret) {
-		mr->key = 0;
-		return ret;
-	}
-
-	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC)) {
-		ret = -ENOSPC;
-		goto out_free_key;
-	}
-	ret = mrc_xlt_alloc(mdev, mrc_frmr_xlt_bytes(frmr), &mr->xlt);
-	if (ret)
-		goto out_free_key;
-
-	/* No entries yet, so no fence: the context is the only write. */
-	mrc_frmr_free_ctx(frmr, &ctx);
-	if (mrc_inject(mdev, MRC_STAGE_WRITE_MKEY))
-		ret = -EIO;
-	else
-		ret = mdev->ops->write_mkey(mdev, mrc_key_index(mr->key), &ctx);
-	if (ret)
-		goto out_free_xlt;
-
-	mutex_lock(&mr->lock);
-	mrc_frmr_set_state(frmr, MRC_MKEY_FREE);
-	mutex_unlock(&mr->lock);
-	mrc_frmr_count(mr);
-	mrc_key_users_revive(&mr->users);
-	return 0;
-
-out_free_xlt:
-	mrc_xlt_free(mdev, &mr->xlt);
-out_free_key:
-	mrc_key_users_quiesce(&mr->users);
-	mrc_mkey_free(mdev, mr->key);
-	mr->key = 0;
-	return ret;
+	mrc_frmr_free_ctx(container_of(mr, struct mrc_frmr, mr), ctx);
 }
 
 /*
  * Allocate and install a fast-reg MR of either mode, with @key (0: any);
- * arguments checked.
+ * arguments checked. The key, translation space for its entries (none
+ * written yet) and the FREE context.
  */
 static struct mrc_mr *mrc_frmr_create(struct mrc_pd *pd, u8 mode,
 				      u32 max_entries, u32 key)
 {
+	struct mrc_install in = { .ctx = mrc_frmr_install_ctx };
 	struct mrc_frmr *frmr;
+	struct mrc_mr *mr;
 	int ret;
 
-	frmr = kzalloc(sizeof(*frmr), GFP_KERNEL);
-	if (!frmr)
+	mr = mrc_mr_zalloc(pd, MRC_MR_FAST_REG, 0, key, sizeof(*frmr));
+	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	mrc_mr_init(&frmr->mr, pd, MRC_MR_FAST_REG, 0);
-	frmr->mr.mode = mode;
-	frmr->mr.key = key;
+	frmr = to_mrc_frmr(mr);
+	mr->mode = mode;
 	frmr->max_pages = max_entries;
-	frmr->state = MRC_MKEY_INVALID;
+	/* The state of the context mrc_mr_install() writes. */
+	frmr->state = MRC_MKEY_FREE;
+	in.xlt_bytes = mrc_frmr_xlt_bytes(frmr);
 
-	ret = mrc_frmr_install(frmr);
+	ret = mrc_mr_install(mr, &in);
 	if (ret)
-		goto out_free_frmr;
-	mrc_dbg_mr(&frmr->mr, "mode %u max entries %u xlt 0x%llx\n", mode,
-		   max_entries, frmr->mr.xlt.offset);
-	return &frmr->mr;
+		goto out_free_mr;
+	mrc_dbg_mr(mr, "mode %u max entries %u xlt 0x%llx\n", mode,
+		   max_entries, mr->xlt.offset);
+	return mr;
 
-out_free_frmr:
-	mutex_destroy(&frmr->mr.lock);
-	/* Lookups that found the key ran under RCU: free after a grace. */
-	kfree_rcu(frmr, mr.rcu);
+out_free_mr:
+	mrc_mr_free(mr);
 	return ERR_PTR(ret);
 }
-
-/**
- * mrc_alloc_frmr - allocate a fast-registration MR
- * @pd: protection domain
- * @max_pages: the longest page list a REG_MR of it may carry, in [1,
- *	mrc_frmr_max_pages()]
- *
- * Allocates a key (owner: the MR), reserves translation space for
- * @max_pages 8-byte MTT entries and writes the key's context FREE, in MTT
- * mode, with @pd. The MR's type is MRC_MR_FAST_REG; its key is lkey and
- * rkey until a REG_MR changes the variant. Free it with
- * mrc_dealloc_frmr().
- *
- * Context: process context; may sleep.
- * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @max_pages; -ENOSPC
- * when no key or not enough translation space is free; -ENOMEM; or the
- * error of ops->write_mkey. Nothing is left behind on failure.
- */
-struct mrc_mr *mrc_alloc_frmr(struct mrc_pd *pd, u32 max_pages)
-{
-	struct mrc_reg_attr attr = {
-		.type = MRC_MR_FAST_REG,
-		.frmr = { .max_entries = max_pages },
-	};
-
-	return mrc_reg_mr(pd, &attr);
-}
-EXPORT_SYMBOL_GPL(mrc_alloc_frmr);
-
-/**
- * mrc_alloc_frmr_sg_gaps - allocate a fast-reg MR for lists with gaps
- * @pd: protection domain
- * @max_entries: the most DMA ranges a REG_MR of it may carry, in [1, the
- *	16-byte KLM entries of the largest translation block]
- *
- * As mrc_alloc_frmr(), in KLM mode (IB_MR_TYPE_SG_GAPS): @max_entries KLM
- * entries of translation space are reserved and the context is written
- * FREE, in KLM mode. A REG_MR then takes any list of DMA ranges, of any
- * length and alignment, with mrc_frmr_exec_reg_klm(). Free it with
- * mrc_dealloc_frmr().
- *
- * Context: process context; may sleep.
- * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @max_entries;
- * -EOPNOTSUPP on a device without MRC_CAP_KLM; the other errors of
- * mrc_alloc_frmr(). Nothing is left behind on failure.
- */
-struct mrc_mr *mrc_alloc_frmr_sg_gaps(struct mrc_pd *pd, u32 max_entries)
-{
-	struct mrc_reg_attr attr = {
-		.type = MRC_MR_FAST_REG,
-		.frmr = { .max_entries = max_entries, .sg_gaps = true },
-	};
-
-	return mrc_reg_mr(pd, &attr);
-}
-EXPORT_SYMBOL_GPL(mrc_alloc_frmr_sg_gaps);
 
 /**
  * mrc_frmr_check_attr - the checks of a fast-reg MR before allocating
@@ -354,6 +235,7 @@ int mrc_frmr_check_attr(const struct mrc_pd *pd,
  * mrc_frmr_reg_attr - allocate a fast-reg MR of either mode
  * @pd: a checked protection domain
  * @attr: type MRC_MR_FAST_REG; a requested key is checked by the caller
+ * @umem: NULL (only a user MR takes prepared memory)
  *
  * The body of mrc_alloc_frmr() and mrc_alloc_frmr_sg_gaps(), which are
  * mrc_reg_mr() with key 0. A requested key is the MR's key in its FREE
@@ -363,7 +245,8 @@ int mrc_frmr_check_attr(const struct mrc_pd *pd,
  * Return: the MR, or the ERR_PTR() of those functions.
  */
 struct mrc_mr *mrc_frmr_reg_attr(struct mrc_pd *pd,
-				 const struct mrc_reg_attr *attr)
+				 const struct mrc_reg_attr *attr,
+				 struct mrc_umem *umem)
 {
 	int ret;
 

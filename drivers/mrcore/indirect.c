@@ -205,7 +205,7 @@ static int mrc_indirect_write_klm(struct mrc_mr *mr,
 			};
 			if (n < ARRAY_SIZE(buf))
 				continue;
-			ret = mrc_write_xlt(mr->mdev, offset, buf, sizeof(buf));
+			ret = mrc_xlt_write(mr->mdev, offset, buf, sizeof(buf));
 			if (ret)
 				return ret;
 			offset += sizeof(buf);
@@ -214,46 +214,22 @@ static int mrc_indirect_write_klm(struct mrc_mr *mr,
 	}
 	if (!n)
 		return 0;
-	return mrc_write_xlt(mr->mdev, offset, buf, n * sizeof(*buf));
+	return mrc_xlt_write(mr->mdev, offset, buf, n * sizeof(*buf));
 }
 
-/*
- * Key (the requested one in @mr->key, if not 0), translation space,
- * entries, fence, the VALID context; or all undone, the key given back.
- */
-static int mrc_indirect_install(struct mrc_mr *mr,
-				const struct mrc_key_range *ranges,
-				unsigned int nranges)
+/* mrc_install.write: the KLM entries of @arg, the registration's attr. */
+static int mrc_indirect_write(struct mrc_mr *mr, const void *arg)
 {
-	struct mrc_device *mdev = mr->mdev;
-	struct mrc_mkey_ctx ctx;
-	int ret;
+	const struct mrc_reg_attr *attr = arg;
 
-	if (mrc_inject(mdev, MRC_STAGE_KEY_ALLOC)) {
-		mr->key = 0;
-		return -ENOSPC;
-	}
-	ret = mrc_mkey_take(mdev, mr, MRC_MKEY_KIND_MR, mr->key, &mr->key);
-	if (ret) {
-		mr->key = 0;
-		return ret;
-	}
+	return mrc_indirect_write_klm(mr, attr->indirect.ranges,
+				      attr->indirect.nranges);
+}
 
-	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC)) {
-		ret = -ENOSPC;
-		goto out_free_key;
-	}
-	ret = mrc_xlt_alloc(mdev, (u64)mr->nentries * MRC_KLM_ENTRY_SIZE,
-			    &mr->xlt);
-	if (ret)
-		goto out_free_key;
-
-	ret = mrc_indirect_write_klm(mr, ranges, nranges);
-	if (ret)
-		goto out_free_xlt;
-	mdev->ops->fence(mdev);
-
-	ctx = (struct mrc_mkey_ctx) {
+/* mrc_install.ctx: VALID in KLM mode, over the entries just written. */
+static void mrc_indirect_ctx(const struct mrc_mr *mr, struct mrc_mkey_ctx *ctx)
+{
+	*ctx = (struct mrc_mkey_ctx) {
 		.key = mr->key,
 		.state = MRC_MKEY_VALID,
 		.access_mode = MRC_ACCESS_MODE_KLM,
@@ -266,76 +242,7 @@ static int mrc_indirect_install(struct mrc_mr *mr,
 		/* The named keys' rights are checked at every access. */
 		.flags = MRC_MKEY_F_NESTED_RIGHTS,
 	};
-	ret = mrc_write_mkey(mdev, mr->key, &ctx);
-	if (ret)
-		goto out_free_xlt;
-
-	mrc_mr_count(mr);
-	/* Complete: lookups by key (a deeper indirect key) may find it. */
-	mrc_key_users_revive(&mr->users);
-	return 0;
-
-out_free_xlt:
-	mrc_xlt_free(mdev, &mr->xlt);
-out_free_key:
-	mrc_mkey_free(mdev, mr->key);
-	mr->key = 0;
-	return ret;
 }
-
-/**
- * mrc_reg_indirect - register a key over ranges of other keys
- * @pd: protection domain
- * @ranges: the pieces, in the order the key's addresses run through them:
- *	each a live memory region's key of @pd (fast-reg MRs while VALID, and
- *	other indirect keys, included; not an FMR, a window or the local DMA
- *	key), a start address in that key's address space and a length
- *	(not 0) that stays inside the region
- * @nranges: entries of @ranges, at least 1
- * @iova: address of the first byte (ignored with ZERO_BASED: 0)
- * @access: MRC_ACCESS_* rights, with the rules of mrc_check_access();
- *	every named region must grant each of them (LOCAL_WRITE, the remote
- *	rights); MRC_ACCESS_MW_BIND is refused (windows bind to memory
- *	regions only)
- *
- * Checks every range first (the key live, VALID, of @pd, the range
- * inside it, the rights granted, the nesting depth), then allocates a key
- * (owner: the new MR, type MRC_MR_INDIRECT), reserves one 16-byte KLM
- * entry per MRC_KLM_MAX_BCOUNT bytes of each range, writes the entries
- * {bcount, named key, address}, fences once and writes the context VALID
- * in KLM mode last. The key is lkey and rkey; free it with
- * mrc_dereg_mr(). The named regions are not held: deregistering one
- * later makes the device's accesses through the entries naming it fail.
- * The device checks each access's right against the named keys too
- * (MRC_MKEY_F_NESTED_RIGHTS), so narrowing a named region's rights later
- * narrows what the indirect key reaches.
- *
- * Context: process context; may sleep.
- * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, MW_BIND, no
- * ranges, an empty range, a range naming the local DMA key, a window, an
- * FMR or a fast-reg MR that is not VALID, a total length or key range
- * that wraps; -EOPNOTSUPP for ON_DEMAND or a device without MRC_CAP_KLM;
- * -ENOKEY if a named key is not live; -EPERM if a named region is of
- * another PD or lacks a right asked for; -ERANGE if a range is not inside
- * its region; -ELOOP if the key would nest deeper than
- * MRC_INDIRECT_MAX_DEPTH; -ENOSPC when no key or not enough translation
- * space is free; -ENOMEM; or the error of a backend op. Nothing is left
- * behind on failure.
- */
-struct mrc_mr *mrc_reg_indirect(struct mrc_pd *pd,
-				const struct mrc_key_range *ranges,
-				unsigned int nranges, u64 iova, u32 access)
-{
-	struct mrc_reg_attr attr = {
-		.type = MRC_MR_INDIRECT,
-		.access = access,
-		.iova = iova,
-		.indirect = { .ranges = ranges, .nranges = nranges },
-	};
-
-	return mrc_reg_mr(pd, &attr);
-}
-EXPORT_SYMBOL_GPL(mrc_reg_indirect);
 
 /*
  * The checks of an indirect key before allocating: its own arguments,
@@ -389,6 +296,7 @@ int mrc_indirect_check_attr(const struct mrc_pd *pd,
  * mrc_indirect_reg_attr - register an indirect key
  * @pd: a checked protection domain
  * @attr: type MRC_MR_INDIRECT; a requested key is checked by the caller
+ * @umem: NULL (only a user MR takes prepared memory)
  *
  * The body of mrc_reg_indirect(), which is mrc_reg_mr() with key 0.
  *
@@ -396,9 +304,16 @@ int mrc_indirect_check_attr(const struct mrc_pd *pd,
  * Return: the MR, or the ERR_PTR() of mrc_reg_indirect().
  */
 struct mrc_mr *mrc_indirect_reg_attr(struct mrc_pd *pd,
-				     const struct mrc_reg_attr *attr)
+				     const struct mrc_reg_attr *attr,
+				     struct mrc_umem *umem)
 {
+	struct mrc_install in = {
+		.write = mrc_indirect_write,
+		.ctx = mrc_indirect_ctx,
+		.arg = attr,
+	};
 	struct mrc_indirect *ind;
+	struct mrc_mr *mr;
 	unsigned int depth;
 	u32 nentries;
 	u64 iova, length;
@@ -409,28 +324,26 @@ struct mrc_mr *mrc_indirect_reg_attr(struct mrc_pd *pd,
 	if (ret)
 		return ERR_PTR(ret);
 
-	ind = kzalloc(sizeof(*ind), GFP_KERNEL);
-	if (!ind)
+	mr = mrc_mr_zalloc(pd, MRC_MR_INDIRECT, attr->access, attr->key,
+			   sizeof(*ind));
+	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	mrc_mr_init(&ind->mr, pd, MRC_MR_INDIRECT, attr->access);
+	ind = container_of(mr, struct mrc_indirect, mr);
 	ind->depth = depth;
-	ind->mr.key = attr->key;
-	ind->mr.mode = MRC_ACCESS_MODE_KLM;
-	ind->mr.iova = iova;
-	ind->mr.length = length;
-	ind->mr.nentries = nentries;
+	mr->mode = MRC_ACCESS_MODE_KLM;
+	mr->iova = iova;
+	mr->length = length;
+	mr->nentries = nentries;
+	in.xlt_bytes = (u64)nentries * MRC_KLM_ENTRY_SIZE;
 
-	ret = mrc_indirect_install(&ind->mr, attr->indirect.ranges,
-				   attr->indirect.nranges);
+	ret = mrc_mr_install(mr, &in);
 	if (ret)
-		goto out_free;
+		goto out_free_mr;
 	mrc_dbg(pd->mdev, "MR[0x%08x] %s: ranges %u entries %u depth %u\n",
-		ind->mr.key, __func__, attr->indirect.nranges, nentries, depth);
-	return &ind->mr;
+		mr->key, __func__, attr->indirect.nranges, nentries, depth);
+	return mr;
 
-out_free:
-	mutex_destroy(&ind->mr.lock);
-	/* Lookups that found the key ran under RCU: free after a grace. */
-	kfree_rcu(ind, mr.rcu);
+out_free_mr:
+	mrc_mr_free(mr);
 	return ERR_PTR(ret);
 }

@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mrcore: memory regions.
+ * mrcore: the core of every memory region, whatever its kind.
  *
- * Every registration runs the same sequence: validate everything that can
- * be validated without allocating; allocate the key (its owner is the MR);
- * plan the translation and write its entries, built chunk by chunk in a
- * CPU buffer, to fresh translation space with write_xlt; fence once; write
- * the mkey context last. A failure at any step undoes the earlier ones in
- * reverse order, so a failed registration leaves no key, no translation
- * space, no pin and no context behind. Tests fail each step on purpose
- * through mrc_inject() (the stages of enum mrc_stage).
+ * Every registration runs the same sequence: its kind (basic.c, frwr.c,
+ * fmr.c, indirect.c, odp.c, dmabuf.c) validates everything that can be
+ * validated without allocating, allocates the MR (mrc_mr_zalloc()) and
+ * hands it to mrc_mr_install(), which takes the key (its owner is the
+ * MR), writes the translation to fresh translation space (xlt.c), fences
+ * once and writes the mkey context last. A failure at any step undoes
+ * the earlier ones in reverse order, so a failed registration leaves no
+ * key, no translation space, no pin and no context behind. Tests fail
+ * each step on purpose through mrc_inject() (the stages of enum
+ * mrc_stage).
  *
- * Rereg never touches the live translation: a new one goes to fresh space
- * and the context is switched in one write_mkey, which returns only when
- * nothing uses the old context any more; only then is the old translation
- * freed. Until that write succeeds the old registration is untouched, so
- * every failure leaves it valid and usable.
+ * Lookups by key, the state of a context and deregistration are here
+ * too; what differs per kind is reached only through the kinds table
+ * (kinds.c). Rereg (rereg.c) swaps a registration in place.
+ *
+ * Reading order: the context and the MR's record of its translation, the
+ * MR's allocation and install, lookups, deregistration.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -29,49 +32,13 @@
 
 #include "mrcore_loc.h"
 
-/* Debug messages name the MR's key and the function. */
-#define mrc_dbg_mr(mr, fmt, ...)					\
-	do {								\
-		const struct mrc_mr *__mr = (mr);			\
-									\
-		mrc_dbg(__mr->mdev, "MR[0x%08x] %s: " fmt, __mr->key,	\
-			__func__, ##__VA_ARGS__);			\
-	} while (0)
-
-static unsigned int mrc_entry_size(u8 mode)
-{
-	return mode == MRC_ACCESS_MODE_MTT ? MRC_MTT_ENTRY_SIZE :
-					     MRC_KLM_ENTRY_SIZE;
-}
-
-/**
- * mrc_write_xlt - ops->write_xlt as a failure-injection stage
- * @mdev: device
- * @offset: byte offset in the translation area
- * @src: encoded entries
- * @len: bytes
- *
- * An injected failure is -EIO in place of the call, so the device is left
- * as it was, as after a real failure of the op.
- *
- * Context: process context; may sleep.
- * Return: 0 or a negative errno.
- */
-int mrc_write_xlt(struct mrc_device *mdev, u64 offset, const void *src,
-		  size_t len)
-{
-	if (mrc_inject(mdev, MRC_STAGE_WRITE_XLT))
-		return -EIO;
-	return mdev->ops->write_xlt(mdev, offset, src, len);
-}
-
 /**
  * mrc_write_mkey - ops->write_mkey as a failure-injection stage
  * @mdev: device
  * @key: the key whose slot is written
  * @ctx: the context
  *
- * As mrc_write_xlt().
+ * As mrc_xlt_write() (xlt.c).
  *
  * Context: process context; may sleep.
  * Return: 0 or a negative errno.
@@ -84,116 +51,18 @@ int mrc_write_mkey(struct mrc_device *mdev, u32 key,
 	return mdev->ops->write_mkey(mdev, mrc_key_index(key), ctx);
 }
 
-/* Fill up to @n entries of @t into @buf; how many, or -EINVAL. */
-static int mrc_trans_fill(struct mrc_trans *t, struct mrc_mtt_builder *mtt,
-			  struct mrc_klm_builder *klm, void *buf, u32 n)
-{
-	if (t->mode == MRC_ACCESS_MODE_MTT)
-		return mrc_mtt_fill(mtt, buf, n);
-	return mrc_klm_fill(klm, buf, n);
-}
-
-/*
- * Build the entries of @t in chunks of at most MRC_XLT_CHUNK_BYTES and copy
- * each to the translation area at @t->xlt with write_xlt.
+/**
+ * mrc_ctx_fill - the VALID context of a key over a translation
+ * @ctx: filled
+ * @key: the key
+ * @pd: its protection domain
+ * @access: MRC_ACCESS_* rights
+ * @t: the translation, written
+ *
+ * Context: any context.
  */
-static int mrc_trans_copy(struct mrc_device *mdev, struct mrc_trans *t)
-{
-	unsigned int esize = mrc_entry_size(t->mode);
-	u32 chunk = min_t(u32, t->nentries, MRC_XLT_CHUNK_BYTES / esize);
-	u64 small[MRC_XLT_STACK_BYTES / sizeof(u64)];
-	struct mrc_mtt_builder mtt;
-	struct mrc_klm_builder klm;
-	u64 offset = t->xlt.offset;
-	u32 left = t->nentries;
-	void *buf = small;
-	int ret = 0, n;
-
-	/* Fresh space of such a device reads as non-present entries already. */
-	if (t->odp && (mdev->caps.flags & MRC_CAP_XLT_ZEROED))
-		return 0;
-
-	/* Small tables, the common case, are built on the stack. */
-	if ((size_t)chunk * esize > sizeof(small)) {
-		buf = kvmalloc_array(chunk, esize, GFP_KERNEL);
-		if (!buf)
-			return -ENOMEM;
-	}
-	/* ODP entries start non-present: zero, written chunk by chunk. */
-	if (t->odp)
-		memset(buf, 0, (size_t)chunk * esize);
-
-	if (t->mode == MRC_ACCESS_MODE_MTT)
-		mrc_mtt_builder_init(&mtt, &t->segs, t->iova, t->page_shift,
-				     t->nentries, t->writable);
-	else
-		mrc_klm_builder_init(&klm, &t->segs, mdev->local_dma_lkey);
-
-	while (left) {
-		if (t->odp)
-			n = min(left, chunk);
-		else
-			n = mrc_trans_fill(t, &mtt, &klm, buf,
-					   min(left, chunk));
-		/* The plan counted these entries: a shortfall is a bug. */
-		if (WARN_ON_ONCE(n <= 0)) {
-			ret = -EINVAL;
-			break;
-		}
-		ret = mrc_write_xlt(mdev, offset, buf, (size_t)n * esize);
-		if (ret)
-			break;
-		offset += (u64)n * esize;
-		left -= n;
-		cond_resched();
-	}
-
-	if (buf != small)
-		kvfree(buf);
-	return ret;
-}
-
-/*
- * Put a planned translation into fresh translation space and fence, so the
- * entries are visible before any context that reaches them. PA mode has
- * no entries. On failure nothing is held.
- */
-static int mrc_trans_write(struct mrc_device *mdev, struct mrc_trans *t)
-{
-	int ret;
-
-	t->xlt.size = 0;
-	if (t->mode == MRC_ACCESS_MODE_PA)
-		return 0;
-
-	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC))
-		return -ENOSPC;
-	ret = mrc_xlt_alloc(mdev, (u64)t->nentries * mrc_entry_size(t->mode),
-			    &t->xlt);
-	if (ret)
-		return ret;
-
-	ret = mrc_trans_copy(mdev, t);
-	if (ret)
-		goto out_free_xlt;
-
-	mdev->ops->fence(mdev);
-	return 0;
-
-out_free_xlt:
-	mrc_xlt_free(mdev, &t->xlt);
-	return ret;
-}
-
-static void mrc_trans_free(struct mrc_device *mdev, struct mrc_trans *t)
-{
-	if (t->xlt.size)
-		mrc_xlt_free(mdev, &t->xlt);
-}
-
-static void mrc_ctx_fill(struct mrc_mkey_ctx *ctx, u32 key,
-			 const struct mrc_pd *pd, u32 access,
-			 const struct mrc_trans *t)
+void mrc_ctx_fill(struct mrc_mkey_ctx *ctx, u32 key, const struct mrc_pd *pd,
+		  u32 access, const struct mrc_xlt_table *t)
 {
 	*ctx = (struct mrc_mkey_ctx) {
 		.key = key,
@@ -210,7 +79,14 @@ static void mrc_ctx_fill(struct mrc_mkey_ctx *ctx, u32 key,
 	};
 }
 
-static void mrc_mr_set_trans(struct mrc_mr *mr, const struct mrc_trans *t)
+/**
+ * mrc_mr_set_xlt - record a live translation in its MR
+ * @mr: the MR
+ * @t: the translation its context now reaches
+ *
+ * Context: under @mr->lock, or before the MR is findable.
+ */
+void mrc_mr_set_xlt(struct mrc_mr *mr, const struct mrc_xlt_table *t)
 {
 	mr->iova = t->iova;
 	mr->length = t->length;
@@ -220,10 +96,16 @@ static void mrc_mr_set_trans(struct mrc_mr *mr, const struct mrc_trans *t)
 	mr->xlt = t->xlt;
 }
 
-/* The live translation of @mr, as a trans with nothing to write. */
-static void mrc_mr_get_trans(const struct mrc_mr *mr, struct mrc_trans *t)
+/**
+ * mrc_mr_get_xlt - the live translation of an MR
+ * @mr: the MR
+ * @t: filled, as a translation with nothing to write
+ *
+ * Context: under @mr->lock.
+ */
+void mrc_mr_get_xlt(const struct mrc_mr *mr, struct mrc_xlt_table *t)
 {
-	*t = (struct mrc_trans) {
+	*t = (struct mrc_xlt_table) {
 		.iova = mr->iova,
 		.length = mr->length,
 		.writable = mrc_access_writable(mr->access),
@@ -234,24 +116,22 @@ static void mrc_mr_get_trans(const struct mrc_mr *mr, struct mrc_trans *t)
 	};
 }
 
-/* The memory behind @mr, to rebuild its entries. */
-static void mrc_mr_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it)
+/**
+ * mrc_mr_segs - the memory behind an MR, to rebuild its entries
+ * @mr: a DMA, physical, sg or user MR
+ * @it: set to iterate over its DMA segments; none for a kind without
+ *	memory of its own (DMA)
+ *
+ * Context: under @mr->lock.
+ */
+void mrc_mr_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it)
 {
-	switch (mr->type) {
-	case MRC_MR_PHYS:
-		mrc_seg_iter_phys(it, mr->bufs, mr->nbufs);
-		break;
-	case MRC_MR_SG:
-		mrc_seg_iter_sg(it, mr->sgt->sgl, mr->sgt->nents, 0,
-				mr->length);
-		break;
-	case MRC_MR_USER:
-		mrc_umem_segs(mr->umem, it);
-		break;
-	default:
+	const struct mrc_kind_ops *kind = mrc_mr_kind(mr);
+
+	if (kind->segs)
+		kind->segs(mr, it);
+	else
 		mrc_seg_iter_phys(it, NULL, 0);
-		break;
-	}
 }
 
 /**
@@ -282,17 +162,37 @@ void mrc_mr_init(struct mrc_mr *mr, struct mrc_pd *pd, enum mrc_mr_type type,
 	mutex_init(&mr->lock);
 }
 
-/* An MR of @attr's type and rights, to take @attr's key (0: any). */
-struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd, const struct mrc_reg_attr *attr)
+/**
+ * mrc_mr_zalloc - allocate and set up an MR, alone or embedded
+ * @pd: protection domain
+ * @type: enum mrc_mr_type
+ * @access: MRC_ACCESS_* as registered
+ * @key: the key mrc_mr_install() is to take, 0 for any
+ * @size: bytes of the object, at least sizeof(struct mrc_mr); a bigger
+ *	object embeds its struct mrc_mr first
+ *
+ * Context: process context; may sleep.
+ * Return: the MR, not findable yet; NULL without memory. Free it with
+ * mrc_mr_free() until it is installed.
+ */
+struct mrc_mr *mrc_mr_zalloc(struct mrc_pd *pd, enum mrc_mr_type type,
+			     u32 access, u32 key, size_t size)
 {
 	struct mrc_mr *mr;
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(size, GFP_KERNEL);
 	if (!mr)
 		return NULL;
-	mrc_mr_init(mr, pd, attr->type, attr->access);
-	mr->key = attr->key;
+	mrc_mr_init(mr, pd, type, access);
+	mr->key = key;
 	return mr;
+}
+
+/* An MR of @attr's type and rights, to take @attr's key (0: any). */
+struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd, const struct mrc_reg_attr *attr)
+{
+	return mrc_mr_zalloc(pd, attr->type, attr->access, attr->key,
+			     sizeof(struct mrc_mr));
 }
 
 /* Key lookups run under RCU and may still hold @mr: free after a grace. */
@@ -323,12 +223,60 @@ static void mrc_mr_uncount(struct mrc_mr *mr)
 	atomic_dec(&mr->mdev->num_mrs);
 }
 
-/*
- * Give @mr a key (the one in @mr->key if not 0: a requested key), write
- * @t and then the context that makes both live. On failure everything
- * this did is undone, the key given back, and @mr->key is 0.
+/* Reserve the translation of @in, and write it if it has entries. */
+static int mrc_mr_put_xlt(struct mrc_mr *mr, const struct mrc_install *in)
+{
+	struct mrc_device *mdev = mr->mdev;
+	int ret;
+
+	if (in->table)
+		return mrc_xlt_table_write(mdev, in->table);
+
+	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC))
+		return -ENOSPC;
+	ret = mrc_xlt_alloc(mdev, in->xlt_bytes, &mr->xlt);
+	if (ret)
+		return ret;
+	/* No entries yet, so no fence: the context is the only write. */
+	if (!in->write)
+		return 0;
+	ret = in->write(mr, in->arg);
+	if (ret) {
+		mrc_xlt_free(mdev, &mr->xlt);
+		return ret;
+	}
+	mdev->ops->fence(mdev);
+	return 0;
+}
+
+/* Free what mrc_mr_put_xlt() reserved. */
+static void mrc_mr_drop_xlt(struct mrc_mr *mr, const struct mrc_install *in)
+{
+	if (in->table)
+		mrc_xlt_table_free(mr->mdev, in->table);
+	else
+		mrc_xlt_free(mr->mdev, &mr->xlt);
+}
+
+/**
+ * mrc_mr_install - the key, translation and context of a registration
+ * @mr: from mrc_mr_zalloc() or mrc_mr_alloc(), with @mr->key the key
+ *	wanted (0: any) and the fields @in's hooks read set
+ * @in: the translation and context, as struct mrc_install says
+ *
+ * The one setup every kind of MR uses: take the key (its owner is @mr),
+ * reserve its translation space and write its entries, fence once, write
+ * the mkey context last, then count the MR and let lookups by key find
+ * it. Each step is a failure-injection stage (KEY_ALLOC, XLT_ALLOC,
+ * WRITE_XLT for a planned table, WRITE_MKEY). On failure everything this
+ * did is undone in reverse order, the key given back, and @mr->key is 0.
+ *
+ * Context: process context; may sleep.
+ * Return: 0; -ENOSPC when no key or not enough translation space is free;
+ * -ENOKEY if the requested key was taken meanwhile; -ENOMEM; or the error
+ * of a backend op or of @in->write.
  */
-int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t)
+int mrc_mr_install(struct mrc_mr *mr, const struct mrc_install *in)
 {
 	struct mrc_device *mdev = mr->mdev;
 	struct mrc_mkey_ctx ctx;
@@ -344,26 +292,34 @@ int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t)
 		return ret;
 	}
 
-	ret = mrc_trans_write(mdev, t);
+	ret = mrc_mr_put_xlt(mr, in);
 	if (ret)
 		goto out_free_key;
 
-	mrc_ctx_fill(&ctx, mr->key, mr->pd, mr->access, t);
+	if (in->ctx)
+		in->ctx(mr, &ctx);
+	else
+		mrc_ctx_fill(&ctx, mr->key, mr->pd, mr->access, in->table);
 	/* A failed write leaves the slot as it was: INVALID. */
 	ret = mrc_write_mkey(mdev, mr->key, &ctx);
 	if (ret)
-		goto out_free_trans;
+		goto out_drop_xlt;
 
-	mrc_mr_set_trans(mr, t);
+	if (in->table)
+		mrc_mr_set_xlt(mr, in->table);
 	mrc_mr_count(mr);
+	/* Complete: lookups by key may find it. */
 	mrc_key_users_revive(&mr->users);
-	mrc_dbg_mr(mr, "type %u mode %u shift %u entries %u\n", mr->type,
-		   mr->mode, mr->page_shift, mr->nentries);
+	mrc_dbg_mr(mr, "type %u mode %u shift %u entries %u xlt 0x%llx\n",
+		   mr->type, mr->mode, mr->page_shift, mr->nentries,
+		   mr->xlt.offset);
 	return 0;
 
-out_free_trans:
-	mrc_trans_free(mdev, t);
+out_drop_xlt:
+	mrc_mr_drop_xlt(mr, in);
 out_free_key:
+	/* A lookup that found the key meanwhile has left again. */
+	mrc_key_users_quiesce(&mr->users);
 	mrc_mkey_free(mdev, mr->key);
 	mr->key = 0;
 	return ret;
@@ -439,264 +395,9 @@ void mrc_mr_put(struct mrc_mr *mr)
  */
 enum mrc_mkey_state mrc_mr_state(const struct mrc_mr *mr)
 {
-	if (mr->type == MRC_MR_FAST_REG)
-		return mrc_frmr_state(mr);
-	return MRC_MKEY_VALID;
-}
+	const struct mrc_kind_ops *kind = mrc_mr_kind(mr);
 
-/* ZERO_BASED puts the first byte at address 0 of the key. */
-static u64 mrc_effective_iova(u64 iova, u32 access)
-{
-	return access & MRC_ACCESS_ZERO_BASED ? 0 : iova;
-}
-
-/**
- * mrc_reg_dma_mr - register all of the device's DMA address space
- * @pd: protection domain
- * @access: MRC_ACCESS_* rights
- *
- * The key is a PA-mode context with iova 0 and length U64_MAX: an address
- * through it is a DMA address. No translation is written, so no fence is
- * issued; the context is the only write.
- *
- * Context: process context; may sleep.
- * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access;
- * -EOPNOTSUPP for ON_DEMAND; -ENOSPC when no key is free; -ENOMEM; or
- * the error of ops->write_mkey.
- */
-struct mrc_mr *mrc_reg_dma_mr(struct mrc_pd *pd, u32 access)
-{
-	struct mrc_reg_attr attr = { .type = MRC_MR_DMA, .access = access };
-
-	return mrc_reg_mr(pd, &attr);
-}
-EXPORT_SYMBOL_GPL(mrc_reg_dma_mr);
-
-/* mrc_reg_dma_mr() with @attr's key; @pd and the key are checked. */
-static struct mrc_mr *mrc_reg_dma(struct mrc_pd *pd,
-				  const struct mrc_reg_attr *attr)
-{
-	struct mrc_trans t = {
-		.iova = 0,
-		.length = U64_MAX,
-		.writable = mrc_access_writable(attr->access),
-		.mode = MRC_ACCESS_MODE_PA,
-	};
-	struct mrc_mr *mr;
-	int ret;
-
-	ret = mrc_check_access(attr->access);
-	if (ret)
-		return ERR_PTR(ret);
-
-	mr = mrc_mr_alloc(pd, attr);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-
-	ret = mrc_mr_install(mr, &t);
-	if (ret)
-		goto out_free_mr;
-	return mr;
-
-out_free_mr:
-	mrc_mr_free(mr);
-	return ERR_PTR(ret);
-}
-
-/* Every range non-empty and not wrapping; the total does not wrap either. */
-static int mrc_check_phys(const struct mrc_phys_buf *bufs, unsigned int nbufs,
-			  u64 *length)
-{
-	u64 end, total = 0;
-	unsigned int i;
-
-	if (!bufs || !nbufs)
-		return -EINVAL;
-	for (i = 0; i < nbufs; i++) {
-		if (!bufs[i].size ||
-		    check_add_overflow(bufs[i].addr, bufs[i].size, &end) ||
-		    check_add_overflow(total, bufs[i].size, &total))
-			return -EINVAL;
-	}
-	*length = total;
-	return 0;
-}
-
-/**
- * mrc_reg_phys_mr - register a list of DMA address ranges
- * @pd: protection domain
- * @bufs: the ranges, in the order the key's addresses run through them;
- *	mrcore keeps its own copy
- * @nbufs: entries of @bufs, at least 1
- * @iova: address of the first byte (ignored with ZERO_BASED: 0)
- * @access: MRC_ACCESS_* rights
- *
- * A list that some supported page size fits (see mrc_best_page_size()) is
- * registered in MTT mode with the largest such size; any other list in
- * KLM mode, one entry per contiguous run. The caller keeps the ranges
- * mapped until mrc_dereg_mr() returns.
- *
- * Context: process context; may sleep.
- * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, no ranges,
- * an empty range, a range or total that wraps, or [iova, iova + length)
- * running past U64_MAX; -EOPNOTSUPP for ON_DEMAND, or a list that needs
- * KLM on a device without MRC_CAP_KLM; -ENOSPC when no key or not enough
- * translation space is free; -ENOMEM; or the error of a backend op.
- */
-struct mrc_mr *mrc_reg_phys_mr(struct mrc_pd *pd,
-			       const struct mrc_phys_buf *bufs,
-			       unsigned int nbufs, u64 iova, u32 access)
-{
-	struct mrc_reg_attr attr = {
-		.type = MRC_MR_PHYS,
-		.access = access,
-		.iova = iova,
-		.phys = { .bufs = bufs, .nbufs = nbufs },
-	};
-
-	return mrc_reg_mr(pd, &attr);
-}
-EXPORT_SYMBOL_GPL(mrc_reg_phys_mr);
-
-/*
- * The checks of a physical MR and its plan, on the caller's array, so
- * that it fails before allocating.
- */
-static int mrc_phys_prepare(const struct mrc_pd *pd,
-			    const struct mrc_reg_attr *attr,
-			    struct mrc_trans *t)
-{
-	int ret;
-
-	*t = (struct mrc_trans) {
-		.writable = mrc_access_writable(attr->access),
-		.iova = mrc_effective_iova(attr->iova, attr->access),
-	};
-	ret = mrc_check_access(attr->access) ?:
-	      mrc_check_phys(attr->phys.bufs, attr->phys.nbufs, &t->length);
-	if (ret)
-		return ret;
-	mrc_seg_iter_phys(&t->segs, attr->phys.bufs, attr->phys.nbufs);
-	return mrc_trans_plan(pd->mdev, t);
-}
-
-/* mrc_reg_phys_mr() with @attr's key; @pd and the key are checked. */
-static struct mrc_mr *mrc_reg_phys(struct mrc_pd *pd,
-				   const struct mrc_reg_attr *attr)
-{
-	unsigned int nbufs = attr->phys.nbufs;
-	struct mrc_trans t;
-	struct mrc_mr *mr;
-	int ret;
-
-	ret = mrc_phys_prepare(pd, attr, &t);
-	if (ret)
-		return ERR_PTR(ret);
-
-	mr = mrc_mr_alloc(pd, attr);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	mr->bufs = kvmalloc_array(nbufs, sizeof(*mr->bufs), GFP_KERNEL);
-	if (!mr->bufs) {
-		ret = -ENOMEM;
-		goto out_free_mr;
-	}
-	memcpy(mr->bufs, attr->phys.bufs, nbufs * sizeof(*mr->bufs));
-	mr->nbufs = nbufs;
-	mrc_seg_iter_phys(&t.segs, mr->bufs, nbufs);
-
-	ret = mrc_mr_install(mr, &t);
-	if (ret)
-		goto out_free_bufs;
-	return mr;
-
-out_free_bufs:
-	kvfree(mr->bufs);
-out_free_mr:
-	mrc_mr_free(mr);
-	return ERR_PTR(ret);
-}
-
-/**
- * mrc_reg_sg_mr - register a caller's DMA-mapped scatterlist
- * @pd: protection domain
- * @sgt: the table, already DMA-mapped for the device (its DMA segments,
- *	sgt->nents of them, are used); it must stay mapped and unchanged
- *	until mrc_dereg_mr() returns
- * @iova: address of the first byte (ignored with ZERO_BASED: 0)
- * @length: bytes from the start of the table; at most the table's DMA
- *	length
- * @access: MRC_ACCESS_* rights
- *
- * MTT mode when a supported page size fits the first @length bytes,
- * otherwise KLM mode.
- *
- * Context: process context; may sleep.
- * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, no table, a
- * zero @length or one beyond the table, or [iova, iova + length) running
- * past U64_MAX; the other errors as mrc_reg_phys_mr().
- */
-struct mrc_mr *mrc_reg_sg_mr(struct mrc_pd *pd, struct sg_table *sgt,
-			     u64 iova, u64 length, u32 access)
-{
-	struct mrc_reg_attr attr = {
-		.type = MRC_MR_SG,
-		.access = access,
-		.iova = iova,
-		.length = length,
-		.sgt = sgt,
-	};
-
-	return mrc_reg_mr(pd, &attr);
-}
-EXPORT_SYMBOL_GPL(mrc_reg_sg_mr);
-
-/* The checks of an sg MR and its plan, before allocating. */
-static int mrc_sg_prepare(const struct mrc_pd *pd,
-			  const struct mrc_reg_attr *attr, struct mrc_trans *t)
-{
-	struct sg_table *sgt = attr->sgt;
-	int ret;
-
-	*t = (struct mrc_trans) {
-		.writable = mrc_access_writable(attr->access),
-		.iova = mrc_effective_iova(attr->iova, attr->access),
-		.length = attr->length,
-	};
-	ret = mrc_check_access(attr->access);
-	if (ret)
-		return ret;
-	if (!sgt || !sgt->sgl)
-		return -EINVAL;
-	mrc_seg_iter_sg(&t->segs, sgt->sgl, sgt->nents, 0, attr->length);
-	return mrc_trans_plan(pd->mdev, t);
-}
-
-/* mrc_reg_sg_mr() with @attr's key; @pd and the key are checked. */
-static struct mrc_mr *mrc_reg_sg(struct mrc_pd *pd,
-				 const struct mrc_reg_attr *attr)
-{
-	struct mrc_trans t;
-	struct mrc_mr *mr;
-	int ret;
-
-	ret = mrc_sg_prepare(pd, attr, &t);
-	if (ret)
-		return ERR_PTR(ret);
-
-	mr = mrc_mr_alloc(pd, attr);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	mr->sgt = attr->sgt;
-
-	ret = mrc_mr_install(mr, &t);
-	if (ret)
-		goto out_free_mr;
-	return mr;
-
-out_free_mr:
-	mrc_mr_free(mr);
-	return ERR_PTR(ret);
+	return kind->state ? kind->state(mr) : MRC_MKEY_VALID;
 }
 
 /*
@@ -718,210 +419,6 @@ int mrc_check_user_range(u64 start, u64 length, u64 iova)
 	if (check_add_overflow(iova, length, &end))
 		return -EINVAL;
 	return 0;
-}
-
-/* Plan the MTT of freshly pinned memory. */
-static int mrc_user_trans(struct mrc_device *mdev, struct mrc_umem *umem,
-			  u64 iova, u64 length, u32 access, struct mrc_trans *t)
-{
-	*t = (struct mrc_trans) {
-		.iova = iova,
-		.length = length,
-		.writable = mrc_access_writable(access),
-	};
-	mrc_umem_segs(umem, &t->segs);
-	return mrc_trans_plan(mdev, t);
-}
-
-/**
- * mrc_reg_user_mr - pin and register memory of the calling process
- * @pd: protection domain
- * @start: user address of the first byte
- * @length: bytes
- * @iova: address of the first byte in the key's address space; its offset
- *	in the page must equal @start's (ignored with ZERO_BASED, when the
- *	address is 0 and @start must therefore be page aligned)
- * @access: MRC_ACCESS_* rights; writable rights pin for write,
- *	RELAXED_ORDERING maps with DMA_ATTR_WEAK_ORDERING, HUGETLB is
- *	accepted (huge pages get large MTT pages whenever they are
- *	physically contiguous and aligned, flag or not)
- *
- * The pages are charged to the process's pinned_vm against
- * RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK, pinned (in parallel across
- * CPUs from 1 GiB), DMA-mapped on the device's DMA device and registered
- * in MTT mode with the largest page size the memory allows. The caller
- * must not hold the mm's mmap_lock.
- *
- * Context: process context of the process that owns the memory; may
- * sleep for long.
- * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, a zero
- * @length, a range or key range running past U64_MAX, more than UINT_MAX
- * pages, or a page offset mismatch; for ON_DEMAND, the errors of
- * mrc_odp_check() and mrc_odp_reg() (Documentation/mrcore/odp.rst: no
- * pinning, -EOPNOTSUPP for ZERO_BASED ODP, a device without MRC_CAP_ODP
- * or implicit ODP on one without MRC_CAP_KSM); -EFAULT in a task without
- * a user mm, or for memory that is not mapped, not
- * readable, or (for a writable registration) not writable; -EPERM if the
- * process may not lock memory; -ENOMEM over RLIMIT_MEMLOCK or out of
- * memory; -EINTR on a fatal signal; -ENOSPC when no key or translation
- * space is free; or the error of a backend op. Nothing stays pinned or
- * charged after a failure.
- */
-struct mrc_mr *mrc_reg_user_mr(struct mrc_pd *pd, u64 start, u64 length,
-			       u64 iova, u32 access)
-{
-	struct mrc_reg_attr attr = {
-		.type = MRC_MR_USER,
-		.access = access,
-		.iova = iova,
-		.length = length,
-		.start = start,
-	};
-
-	return mrc_reg_mr(pd, &attr);
-}
-EXPORT_SYMBOL_GPL(mrc_reg_user_mr);
-
-/* The checks of a user MR that need no allocation. */
-static int mrc_user_check(const struct mrc_reg_attr *attr)
-{
-	return mrc_check_access(attr->access) ?:
-	       mrc_check_user_range(attr->start, attr->length,
-				    mrc_effective_iova(attr->iova,
-						       attr->access));
-}
-
-/*
- * The pinned memory of a user MR: pinned here, or from @umem, which the
- * registering process prepared (mrc_umem_prepare()) for a worker.
- */
-static struct mrc_umem *mrc_user_pin(const struct mrc_pd *pd,
-				     const struct mrc_reg_attr *attr,
-				     struct mrc_umem *umem)
-{
-	int ret;
-
-	if (!umem)
-		return mrc_umem_get(pd->mdev, attr->start, attr->length,
-				    attr->access);
-	ret = mrc_umem_populate(umem);
-	return ret ? ERR_PTR(ret) : umem;
-}
-
-/*
- * mrc_reg_user_mr() with @attr's key; @pd and the key are checked. A
- * prepared @umem is consumed, on failure too.
- */
-static struct mrc_mr *mrc_reg_user(struct mrc_pd *pd,
-				   const struct mrc_reg_attr *attr,
-				   struct mrc_umem *umem)
-{
-	u64 iova = mrc_effective_iova(attr->iova, attr->access);
-	struct mrc_trans t;
-	struct mrc_mr *mr;
-	int ret;
-
-	/* A worker's prepared memory is pinned: asynchronous ODP is refused. */
-	if ((attr->access & MRC_ACCESS_ON_DEMAND) && !umem) {
-		ret = mrc_odp_check(pd, attr);
-		return ret ? ERR_PTR(ret) : mrc_odp_reg(pd, attr);
-	}
-
-	ret = mrc_user_check(attr);
-	if (ret) {
-		if (umem)
-			mrc_umem_abandon(umem);
-		return ERR_PTR(ret);
-	}
-
-	umem = mrc_user_pin(pd, attr, umem);
-	if (IS_ERR(umem))
-		return ERR_CAST(umem);
-
-	mr = mrc_mr_alloc(pd, attr);
-	if (!mr) {
-		ret = -ENOMEM;
-		goto out_release_umem;
-	}
-	mr->umem = umem;
-
-	ret = mrc_user_trans(pd->mdev, umem, iova, attr->length,
-			     attr->access, &t);
-	if (ret)
-		goto out_free_mr;
-
-	ret = mrc_mr_install(mr, &t);
-	if (ret)
-		goto out_free_mr;
-	return mr;
-
-out_free_mr:
-	mrc_mr_free(mr);
-out_release_umem:
-	mrc_umem_release(umem);
-	return ERR_PTR(ret);
-}
-
-/**
- * mrc_mr_check_attr - the checks of a DMA, physical, sg or user MR
- * @pd: a checked protection domain
- * @attr: the registration; its key is checked by the caller
- *
- * Everything mrc_mr_reg_attr() checks before it allocates, for an
- * asynchronous registration to refuse synchronously.
- *
- * Context: process context.
- * Return: 0 or the errno mrc_mr_reg_attr() would fail with first.
- */
-int mrc_mr_check_attr(const struct mrc_pd *pd,
-		      const struct mrc_reg_attr *attr)
-{
-	struct mrc_trans t;
-
-	switch (attr->type) {
-	case MRC_MR_DMA:
-		return mrc_check_access(attr->access);
-	case MRC_MR_PHYS:
-		return mrc_phys_prepare(pd, attr, &t);
-	case MRC_MR_SG:
-		return mrc_sg_prepare(pd, attr, &t);
-	case MRC_MR_USER:
-		return mrc_user_check(attr);
-	default:
-		return -EINVAL;
-	}
-}
-
-/**
- * mrc_mr_reg_attr - register a DMA, physical, sg or user MR
- * @pd: a checked protection domain
- * @attr: the registration; a requested key is checked by the caller
- * @umem: for a user MR, memory the registering process prepared with
- *	mrc_umem_prepare() (consumed, on failure too), or NULL to pin from
- *	the calling process; NULL for the other types
- *
- * The body of mrc_reg_dma_mr(), mrc_reg_phys_mr(), mrc_reg_sg_mr() and
- * mrc_reg_user_mr(), which are mrc_reg_mr() with key 0.
- *
- * Context: process context; may sleep.
- * Return: the MR, or the ERR_PTR() of those functions.
- */
-struct mrc_mr *mrc_mr_reg_attr(struct mrc_pd *pd,
-			       const struct mrc_reg_attr *attr,
-			       struct mrc_umem *umem)
-{
-	switch (attr->type) {
-	case MRC_MR_DMA:
-		return mrc_reg_dma(pd, attr);
-	case MRC_MR_PHYS:
-		return mrc_reg_phys(pd, attr);
-	case MRC_MR_SG:
-		return mrc_reg_sg(pd, attr);
-	case MRC_MR_USER:
-		return mrc_reg_user(pd, attr, umem);
-	default:
-		return ERR_PTR(-EINVAL);
-	}
 }
 
 /**
@@ -974,10 +471,9 @@ int mrc_dereg_mr_nested(struct mrc_mr *mr, unsigned int subclass)
 		goto out_unlock;
 
 	mrc_mr_drop_counter(mr);
-	if (mr->odp)
-		mrc_odp_release(mr);
-	if (mr->dmabuf)
-		mrc_dmabuf_release(mr);
+	/* The kind's own state: ODP, a dma-buf attachment. */
+	if (mrc_mr_kind(mr)->release)
+		mrc_mr_kind(mr)->release(mr);
 	if (mr->xlt.size)
 		mrc_xlt_free(mdev, &mr->xlt);
 	mrc_umem_release(mr->umem);
@@ -996,244 +492,3 @@ out_unlock:
 	mrc_key_users_revive(&mr->users);
 	return ret;
 }
-
-/**
- * struct mrc_rereg - the registration a rereg switches to
- * @pd: new (or unchanged) protection domain
- * @access: new (or unchanged) access
- * @umem: newly pinned memory, or NULL to keep the MR's
- * @trans: the translation; written to fresh space if @new_trans
- * @new_trans: @trans is new, not the MR's live one
- */
-struct mrc_rereg {
-	struct mrc_pd *pd;
-	u32 access;
-	struct mrc_umem *umem;
-	struct mrc_trans trans;
-	bool new_trans;
-};
-
-/* The checks of a rereg that need no allocation. */
-static int mrc_rereg_check(struct mrc_mr *mr, int flags, struct mrc_pd *pd,
-			   u32 access)
-{
-	if (!flags || flags & ~MRC_REREG_SUPPORTED)
-		return -EINVAL;
-	/* ODP and dma-buf MRs have no pinned memory to swap: not offered. */
-	if (mr->odp || mr->dmabuf)
-		return -EOPNOTSUPP;
-	/*
-	 * An indirect key's rights were checked against the keys it names
-	 * at registration, and its context carries MRC_MKEY_F_NESTED_RIGHTS;
-	 * a rereg would rewrite neither: register a new one instead.
-	 */
-	if (mr->type == MRC_MR_INDIRECT)
-		return -EOPNOTSUPP;
-	if ((flags & MRC_REREG_PD) && (mrc_check_pd(pd) || pd->mdev != mr->mdev))
-		return -EINVAL;
-	if (flags & MRC_REREG_ACCESS)
-		return mrc_check_access(access);
-	return 0;
-}
-
-/*
- * Pin the new memory if the rereg needs any: the new range for TRANS, or
- * the same range again, writable, when ACCESS adds write rights to memory
- * that was pinned read-only (ib_umem_check_rereg's rule). Such a re-pin
- * that finds the memory not writable fails -EACCES.
- */
-static int mrc_rereg_pin(struct mrc_mr *mr, int flags, u64 start, u64 length,
-			 struct mrc_rereg *new)
-{
-	struct mrc_umem *umem;
-
-	if (flags & MRC_REREG_TRANS) {
-		umem = mrc_umem_get(mr->mdev, start, length, new->access);
-	} else if (mr->type == MRC_MR_USER &&
-		   mrc_access_writable(new->access) &&
-		   !mrc_umem_writable(mr->umem)) {
-		umem = mrc_umem_get(mr->mdev, mrc_umem_start(mr->umem),
-				    mr->length, new->access);
-		if (PTR_ERR_OR_ZERO(umem) == -EFAULT)
-			umem = ERR_PTR(-EACCES);
-	} else {
-		return 0;
-	}
-
-	if (IS_ERR(umem))
-		return PTR_ERR(umem);
-	new->umem = umem;
-	return 0;
-}
-
-/*
- * Plan the new translation. The entries change with new memory, and in
- * MTT mode also when write rights come or go (entries carry the W bit);
- * otherwise the live translation is kept as it is.
- */
-static int mrc_rereg_plan(struct mrc_mr *mr, u64 iova, u64 length,
-			  struct mrc_rereg *new)
-{
-	bool writable = mrc_access_writable(new->access);
-	struct mrc_trans *t = &new->trans;
-
-	if (new->umem) {
-		new->new_trans = true;
-		return mrc_user_trans(mr->mdev, new->umem, iova, length,
-				      new->access, t);
-	}
-
-	mrc_mr_get_trans(mr, t);
-	if (mr->mode != MRC_ACCESS_MODE_MTT || t->writable == writable)
-		return 0;
-
-	new->new_trans = true;
-	t->writable = writable;
-	mrc_mr_segs(mr, &t->segs);
-	return mrc_trans_plan(mr->mdev, t);
-}
-
-/* Switch the live context to @new. Until this succeeds, nothing changed. */
-static int mrc_rereg_switch(struct mrc_mr *mr, struct mrc_rereg *new)
-{
-	struct mrc_device *mdev = mr->mdev;
-	struct mrc_mkey_ctx ctx;
-	int ret;
-
-	lockdep_assert_held(&mr->lock);
-
-	if (new->new_trans) {
-		ret = mrc_trans_write(mdev, &new->trans);
-		if (ret)
-			return ret;
-	}
-
-	mrc_ctx_fill(&ctx, mr->key, new->pd, new->access, &new->trans);
-	/* The new context keeps counting where the old one did. */
-	ctx.counter = mrc_mr_counter_index(mr);
-	/* Returns once nothing uses the old context; else it is intact. */
-	ret = mrc_write_mkey(mdev, mr->key, &ctx);
-	if (ret && new->new_trans)
-		mrc_trans_free(mdev, &new->trans);
-	return ret;
-}
-
-/* The switch succeeded: free what only the old context reached. */
-static void mrc_rereg_commit(struct mrc_mr *mr, struct mrc_rereg *new)
-{
-	lockdep_assert_held(&mr->lock);
-
-	if (new->new_trans && mr->xlt.size)
-		mrc_xlt_free(mr->mdev, &mr->xlt);
-	if (new->umem) {
-		mrc_umem_release(mr->umem);
-		mr->umem = new->umem;
-	}
-	mr->pd = new->pd;
-	mr->access = new->access;
-	mrc_mr_set_trans(mr, &new->trans);
-	atomic64_inc(&mr->mdev->stats_mr_reregs);
-}
-
-/*
- * Everything mrc_rereg_user_mr() does under the MR's lock, once the
- * arguments that need no state passed.
- */
-static int mrc_rereg_locked(struct mrc_mr *mr, int flags, struct mrc_rereg *new,
-			    u64 start, u64 length, u64 iova)
-{
-	bool old_zb = mr->access & MRC_ACCESS_ZERO_BASED;
-	bool new_zb = new->access & MRC_ACCESS_ZERO_BASED;
-	int ret;
-
-	lockdep_assert_held(&mr->lock);
-
-	if (flags & MRC_REREG_TRANS) {
-		if (mr->type != MRC_MR_USER)
-			return -EINVAL;
-		iova = mrc_effective_iova(iova, new->access);
-		ret = mrc_check_user_range(start, length, iova);
-		if (ret)
-			return ret;
-	} else {
-		/* Where the key's addresses start is part of the translation. */
-		if (old_zb != new_zb)
-			return -EINVAL;
-		iova = mr->iova;
-		length = mr->length;
-	}
-
-	ret = mrc_rereg_pin(mr, flags, start, length, new);
-	if (ret)
-		return ret;
-
-	ret = mrc_rereg_plan(mr, iova, length, new);
-	if (ret)
-		goto out_release_umem;
-
-	ret = mrc_rereg_switch(mr, new);
-	if (ret)
-		goto out_release_umem;
-
-	mrc_rereg_commit(mr, new);
-	return 0;
-
-out_release_umem:
-	mrc_umem_release(new->umem);
-	return ret;
-}
-
-/**
- * mrc_rereg_user_mr - change a registration in place, keeping its key
- * @mr: a registered MR
- * @flags: MRC_REREG_TRANS, MRC_REREG_PD and/or MRC_REREG_ACCESS
- * @pd: new protection domain (MRC_REREG_PD), of the MR's device
- * @start: new user address (MRC_REREG_TRANS)
- * @length: new length (MRC_REREG_TRANS)
- * @iova: new key address (MRC_REREG_TRANS), with the rules of
- *	mrc_reg_user_mr()
- * @access: new rights (MRC_REREG_ACCESS)
- *
- * PD and ACCESS apply to every kind of MR but ODP, dma-buf and indirect
- * ones (-EOPNOTSUPP); TRANS only to user MRs. The key
- * stays the same (IBTA allows either; keeping it means a peer's rkey
- * keeps working). The new registration is built completely first: new
- * memory is pinned for TRANS, or re-pinned writable when ACCESS adds write
- * rights to memory pinned read-only; new entries go to fresh translation
- * space whenever they differ from the live ones (new memory, or MTT
- * entries whose W bit changes), so the live context never reaches a
- * half-written table. One write_mkey then switches the context. Only after
- * that are the old translation space and memory freed.
- *
- * Changing ZERO_BASED needs MRC_REREG_TRANS. RELAXED_ORDERING and HUGETLB
- * take effect at the next pin.
- *
- * Context: process context of the process that owns the memory for TRANS
- * or a re-pin; may sleep.
- * Return: 0; -EINVAL for no flag or an unknown one, a bad @pd or @access,
- * TRANS on an MR that is not a user MR, a ZERO_BASED change without
- * TRANS, or a range mrc_reg_user_mr() would refuse; -EOPNOTSUPP for an
- * ODP, dma-buf or indirect MR; -EACCES when write
- * rights are added and the memory cannot be pinned writable; otherwise the
- * errors of mrc_reg_user_mr(). On any error the old registration is
- * unchanged, valid and usable.
- */
-int mrc_rereg_user_mr(struct mrc_mr *mr, int flags, struct mrc_pd *pd,
-		      u64 start, u64 length, u64 iova, u32 access)
-{
-	struct mrc_rereg new = {};
-	int ret;
-
-	ret = mrc_rereg_check(mr, flags, pd, access);
-	if (ret)
-		return ret;
-
-	mutex_lock(&mr->lock);
-	new.pd = flags & MRC_REREG_PD ? pd : mr->pd;
-	new.access = flags & MRC_REREG_ACCESS ? access : mr->access;
-	ret = mrc_rereg_locked(mr, flags, &new, start, length, iova);
-	mrc_dbg_mr(mr, "flags %#x: %d\n", flags, ret);
-	mutex_unlock(&mr->lock);
-	return ret;
-}
-EXPORT_SYMBOL_GPL(mrc_rereg_user_mr);

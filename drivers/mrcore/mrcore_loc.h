@@ -37,6 +37,15 @@ static inline bool __mrc_misuse(struct mrc_device *mdev, bool bad,
 
 #define mrc_misuse(mdev, cond) __mrc_misuse(mdev, cond, __func__)
 
+/* Debug messages name the MR's key and the function. */
+#define mrc_dbg_mr(mr, fmt, ...)					\
+	do {								\
+		const struct mrc_mr *__mr = (mr);			\
+									\
+		mrc_dbg(__mr->mdev, "MR[0x%08x] %s: " fmt, __mr->key,	\
+			__func__, ##__VA_ARGS__);			\
+	} while (0)
+
 /* inject.c */
 
 /*
@@ -113,26 +122,6 @@ static inline void mrc_key_users_init(struct mrc_key_users *u)
 	u->dying = false;
 }
 
-/* frwr.c */
-enum mrc_mkey_state mrc_frmr_state(const struct mrc_mr *mr);
-int mrc_frmr_check_attr(const struct mrc_pd *pd,
-			const struct mrc_reg_attr *attr);
-struct mrc_mr *mrc_frmr_reg_attr(struct mrc_pd *pd,
-				 const struct mrc_reg_attr *attr);
-
-/* fmr.c */
-int mrc_fmr_check_reg_attr(const struct mrc_pd *pd,
-			   const struct mrc_reg_attr *attr);
-struct mrc_mr *mrc_fmr_reg_attr(struct mrc_pd *pd,
-				const struct mrc_reg_attr *attr);
-
-/* indirect.c */
-unsigned int mrc_indirect_depth(const struct mrc_mr *mr);
-int mrc_indirect_check_attr(const struct mrc_pd *pd,
-			    const struct mrc_reg_attr *attr);
-struct mrc_mr *mrc_indirect_reg_attr(struct mrc_pd *pd,
-				     const struct mrc_reg_attr *attr);
-
 /* main.c */
 extern struct dentry *mrc_debugfs_root;
 
@@ -140,38 +129,158 @@ extern struct dentry *mrc_debugfs_root;
 int mrc_reg_init(void);
 void mrc_reg_exit(void);
 
-/* mr.c */
+/* kinds.c */
 
-/* Entries built in the CPU per write_xlt call, at most. */
-#define MRC_XLT_CHUNK_BYTES	SZ_64K
-/* Tables up to this size are built in a stack buffer (32 MTT entries). */
-#define MRC_XLT_STACK_BYTES	256
+struct mrc_umem;
+struct mrc_seg_iter;
+
+/**
+ * struct mrc_kind_ops - what mrcore does differently per kind of MR
+ * @check: the checks of a registration that need no allocation (@pd and
+ *	the requested key are checked already), so that an asynchronous
+ *	registration refuses synchronously; NULL: the kind is not
+ *	registered through mrc_reg_mr() (-EINVAL)
+ * @reg: the registration itself, checks included; @umem is memory a user
+ *	MR's registering process prepared for a worker, else NULL
+ * @dereg: the function that frees an MR of the kind (mrc_dereg_any())
+ * @release: tears down the kind's own state once the device no longer
+ *	resolves the key, in mrc_dereg_mr(); NULL for none
+ * @state: the state of the MR's context; NULL: VALID while registered
+ * @fault: resolves a device page fault on the MR (mrc_odp_fault()'s
+ *	entry), other than an ODP user MR's; NULL for none
+ * @segs: the DMA segments of the MR's memory, for rereg to rebuild its
+ *	entries (mrc_mr_segs()); NULL for none
+ */
+struct mrc_kind_ops {
+	int (*check)(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+	struct mrc_mr *(*reg)(struct mrc_pd *pd,
+			      const struct mrc_reg_attr *attr,
+			      struct mrc_umem *umem);
+	int (*dereg)(struct mrc_mr *mr);
+	void (*release)(struct mrc_mr *mr);
+	enum mrc_mkey_state (*state)(const struct mrc_mr *mr);
+	int (*fault)(struct mrc_mr *mr, u64 iova, u64 len, u32 flags);
+	void (*segs)(const struct mrc_mr *mr, struct mrc_seg_iter *it);
+};
+
+extern const struct mrc_kind_ops mrc_kinds[MRC_MR_NUM_TYPES];
+
+/* The kind of a registered MR (its type is always in range). */
+static inline const struct mrc_kind_ops *mrc_mr_kind(const struct mrc_mr *mr)
+{
+	return &mrc_kinds[mr->type];
+}
+
+/* basic.c: DMA, physical, sg and user MRs */
+int mrc_dma_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_dma_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr,
+			   struct mrc_umem *umem);
+int mrc_phys_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+void mrc_phys_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it);
+struct mrc_mr *mrc_phys_reg(struct mrc_pd *pd,
+			    const struct mrc_reg_attr *attr,
+			    struct mrc_umem *umem);
+int mrc_sg_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+void mrc_sg_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it);
+struct mrc_mr *mrc_sg_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr,
+			  struct mrc_umem *umem);
+int mrc_user_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_user_reg(struct mrc_pd *pd,
+			    const struct mrc_reg_attr *attr,
+			    struct mrc_umem *umem);
+void mrc_user_release(struct mrc_mr *mr);
+void mrc_user_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it);
+struct mrc_xlt_table;
+int mrc_user_xlt(struct mrc_device *mdev, struct mrc_umem *umem, u64 iova,
+		 u64 length, u32 access, struct mrc_xlt_table *t);
+
+/* frwr.c */
+enum mrc_mkey_state mrc_frmr_state(const struct mrc_mr *mr);
+int mrc_frmr_check_attr(const struct mrc_pd *pd,
+			const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_frmr_reg_attr(struct mrc_pd *pd,
+				 const struct mrc_reg_attr *attr,
+				 struct mrc_umem *umem);
+
+/* fmr.c */
+int mrc_fmr_check_reg_attr(const struct mrc_pd *pd,
+			   const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_fmr_reg_attr(struct mrc_pd *pd,
+				const struct mrc_reg_attr *attr,
+				struct mrc_umem *umem);
+
+/* indirect.c */
+unsigned int mrc_indirect_depth(const struct mrc_mr *mr);
+int mrc_indirect_check_attr(const struct mrc_pd *pd,
+			    const struct mrc_reg_attr *attr);
+struct mrc_mr *mrc_indirect_reg_attr(struct mrc_pd *pd,
+				     const struct mrc_reg_attr *attr,
+				     struct mrc_umem *umem);
+
+/* mr.c: the core every kind uses */
+
+struct mrc_mkey_ctx;
+
+/**
+ * struct mrc_install - what mrc_mr_install() puts behind a key
+ * @table: a planned translation, written to fresh space, and reached by
+ *	the VALID context mrc_ctx_fill() makes of it; or NULL for a kind
+ *	that writes its own entries and context, with the fields below
+ * @xlt_bytes: without @table: translation space to reserve in the MR's
+ *	xlt
+ * @write: without @table: writes the entries into the MR's xlt (a fence
+ *	follows), or NULL when there are none yet (no fence)
+ * @ctx: without @table: fills the context
+ * @arg: passed to @write
+ */
+struct mrc_install {
+	struct mrc_xlt_table *table;
+	u64 xlt_bytes;
+	int (*write)(struct mrc_mr *mr, const void *arg);
+	void (*ctx)(const struct mrc_mr *mr, struct mrc_mkey_ctx *ctx);
+	const void *arg;
+};
 
 void mrc_mr_init(struct mrc_mr *mr, struct mrc_pd *pd, enum mrc_mr_type type,
 		 u32 access);
+struct mrc_mr *mrc_mr_zalloc(struct mrc_pd *pd, enum mrc_mr_type type,
+			     u32 access, u32 key, size_t size);
 struct mrc_mr *mrc_mr_alloc(struct mrc_pd *pd,
 			    const struct mrc_reg_attr *attr);
 void mrc_mr_free(struct mrc_mr *mr);
-struct mrc_trans;
-int mrc_mr_install(struct mrc_mr *mr, struct mrc_trans *t);
+int mrc_mr_install(struct mrc_mr *mr, const struct mrc_install *in);
+
+/* mrc_mr_install() of a planned translation. */
+static inline int mrc_mr_install_table(struct mrc_mr *mr,
+				       struct mrc_xlt_table *t)
+{
+	const struct mrc_install in = { .table = t };
+
+	return mrc_mr_install(mr, &in);
+}
+
 int mrc_dereg_mr_nested(struct mrc_mr *mr, unsigned int subclass);
 int mrc_check_user_range(u64 start, u64 length, u64 iova);
 void mrc_mr_count(struct mrc_mr *mr);
 int mrc_check_pd(const struct mrc_pd *pd);
-int mrc_write_xlt(struct mrc_device *mdev, u64 offset, const void *src,
-		  size_t len);
 int mrc_write_mkey(struct mrc_device *mdev, u32 key,
 		   const struct mrc_mkey_ctx *ctx);
 struct mrc_mr *mrc_mr_lookup(struct mrc_device *mdev, u32 key);
 void mrc_mr_put(struct mrc_mr *mr);
 enum mrc_mkey_state mrc_mr_state(const struct mrc_mr *mr);
-int mrc_mr_check_attr(const struct mrc_pd *pd,
-		      const struct mrc_reg_attr *attr);
-struct mrc_mr *mrc_mr_reg_attr(struct mrc_pd *pd,
-			       const struct mrc_reg_attr *attr,
-			       struct mrc_umem *umem);
+void mrc_ctx_fill(struct mrc_mkey_ctx *ctx, u32 key, const struct mrc_pd *pd,
+		  u32 access, const struct mrc_xlt_table *t);
+void mrc_mr_set_xlt(struct mrc_mr *mr, const struct mrc_xlt_table *t);
+void mrc_mr_get_xlt(const struct mrc_mr *mr, struct mrc_xlt_table *t);
+void mrc_mr_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it);
 
-/* translate.c */
+/* ZERO_BASED puts the first byte at address 0 of the key. */
+static inline u64 mrc_effective_iova(u64 iova, u32 access)
+{
+	return access & MRC_ACCESS_ZERO_BASED ? 0 : iova;
+}
+
+/* xlt_build.c */
 
 /**
  * struct mrc_seg_iter - the DMA segments of a registration, as one stream
@@ -242,19 +351,19 @@ struct mrc_klm_builder {
 };
 
 /**
- * struct mrc_trans - one translation, planned and then written
+ * struct mrc_xlt_table - one translation, planned and then written
  * @segs: the memory, exactly @length bytes
  * @iova: address of its first byte in the key's address space
  * @length: bytes
  * @writable: MTT entries carry MRC_MTT_WRITE
  * @odp: an ODP MR's table: @nentries non-present (zero) entries are
  *	written, @segs is unused, and the context carries MRC_MKEY_F_ODP
- * @mode: enum mrc_access_mode, set by mrc_trans_plan()
- * @page_shift: MTT page shift, set by mrc_trans_plan()
- * @nentries: entries, set by mrc_trans_plan()
+ * @mode: enum mrc_access_mode, set by mrc_xlt_plan()
+ * @page_shift: MTT page shift, set by mrc_xlt_plan()
+ * @nentries: entries, set by mrc_xlt_plan()
  * @xlt: where the entries are written; size 0 until then
  */
-struct mrc_trans {
+struct mrc_xlt_table {
 	struct mrc_seg_iter segs;
 	u64 iova;
 	u64 length;
@@ -282,7 +391,21 @@ void mrc_klm_builder_init(struct mrc_klm_builder *b,
 			  const struct mrc_seg_iter *segs, u32 key);
 u32 mrc_klm_fill(struct mrc_klm_builder *b, struct mrc_klm *out, u32 max);
 int mrc_klm_count(const struct mrc_seg_iter *segs, u32 max, u32 *count);
-int mrc_trans_plan(const struct mrc_device *mdev, struct mrc_trans *t);
+int mrc_xlt_plan(const struct mrc_device *mdev, struct mrc_xlt_table *t);
+
+/* xlt.c */
+
+/* Entries built in the CPU per write_xlt call, at most. */
+#define MRC_XLT_CHUNK_BYTES	SZ_64K
+/* Tables up to this size are built in a stack buffer (32 MTT entries). */
+#define MRC_XLT_STACK_BYTES	256
+
+int mrc_xlt_init(struct mrc_device *mdev);
+void mrc_xlt_fini(struct mrc_device *mdev);
+int mrc_xlt_write(struct mrc_device *mdev, u64 offset, const void *src,
+		  size_t len);
+int mrc_xlt_table_write(struct mrc_device *mdev, struct mrc_xlt_table *t);
+void mrc_xlt_table_free(struct mrc_device *mdev, struct mrc_xlt_table *t);
 
 /* umem.c */
 struct mrc_umem *mrc_umem_get(struct mrc_device *mdev, u64 start, u64 length,
@@ -301,10 +424,6 @@ void mrc_umem_segs(const struct mrc_umem *umem, struct mrc_seg_iter *it);
 int mrc_odp_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr);
 struct mrc_mr *mrc_odp_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr);
 void mrc_odp_release(struct mrc_mr *mr);
-
-/* xlt.c */
-int mrc_xlt_init(struct mrc_device *mdev);
-void mrc_xlt_fini(struct mrc_device *mdev);
 
 /* dmabuf.c */
 int mrc_dmabuf_fault(struct mrc_mr *mr, u64 iova, u64 len, u32 flags);

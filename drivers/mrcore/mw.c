@@ -411,7 +411,7 @@ static int mrc_mw_write_klm(struct mrc_mw *mw, const struct mrc_mr *mr,
 		left -= bc;
 	}
 	*n = i;
-	return mrc_write_xlt(mw->mdev, offset, klm, i * sizeof(*klm));
+	return mrc_xlt_write(mw->mdev, offset, klm, i * sizeof(*klm));
 }
 
 /* The window moved to @key: mrcore's record and the window follow. */

@@ -36,21 +36,8 @@
  * the per-page state (hmm pfn and DMA address) lives in chunks of
  * MRC_ODP_CHUNK_PAGES pages allocated by the first fault into each.
  *
- * Implicit ODP (start 0, length U64_MAX: the whole address space) needs a
- * device with MRC_CAP_KSM. The parent MR is a KSM-mode key with
- * MRC_MKEY_F_ODP over [0, MRC_ODP_IMPLICIT_SPAN), one entry per block of
- * 1 << MRC_ODP_CHILD_SHIFT bytes, all naming key 0 (non-present) at
- * first. A fault on the parent creates the child of its block: an
- * explicit ODP MR over that block, with its own notifier, no rights of
- * its own (only the parent's walk reaches it) and the parent's PD; the
- * parent's entry then names it. Faults below the parent are reported
- * against the parent's key (the device reports a fault against the
- * outermost ODP context of the walk), so children are only ever faulted
- * through their parent, under @imp->lock's bookkeeping. A child whose
- * pages are all gone (munmap, MADV_DONTNEED, reclaim) is idle: the
- * parent's reclaim work unhooks its entry, waits for the device
- * (ops->sync_mkey() on the parent) and deregisters it. Deregistering the
- * parent stops the reclaim work and deregisters every child.
+ * Implicit ODP (a parent over the whole address space whose children are
+ * explicit ODP MRs) is in odp_implicit.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -64,7 +51,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 
-#include "mrcore_loc.h"
+#include "odp.h"
 
 /* Pages per chunk of per-page state: one fault's worth (2 MiB of pages). */
 #define MRC_ODP_CHUNK_SHIFT	9
@@ -83,77 +70,6 @@ struct mrc_odp_chunk {
 	dma_addr_t dma[MRC_ODP_CHUNK_PAGES];
 };
 
-/**
- * struct mrc_odp_implicit - the children of an implicit ODP MR
- * @lock: protects @children and the parent's KSM entries; taken before
- *	a child's locks and the mmap lock, never by a notifier callback
- * @children: child index (address >> MRC_ODP_CHILD_SHIFT) -> child MR
- * @mm: the registering mm (mmgrab()): children's notifiers go on it
- * @reclaim_work: deregisters children with no page mapped
- * @reclaim_lock: protects @dying against the queuing of @reclaim_work
- * @dying: the parent is being deregistered: @reclaim_work is not queued
- * @live: children registered now
- * @created: children ever created
- * @reclaimed: children ever reclaimed while idle
- */
-struct mrc_odp_implicit {
-	struct mutex lock;	/* children, the parent's KSM entries */
-	struct xarray children;
-	struct mm_struct *mm;
-	struct work_struct reclaim_work;
-	spinlock_t reclaim_lock;	/* dying */
-	bool dying;
-	atomic64_t live;
-	atomic64_t created;
-	atomic64_t reclaimed;
-};
-
-/**
- * struct mrc_odp - the on-demand paging state of one MR
- * @mr: the MR
- * @parent: an implicit child's parent, else NULL; the child's counters
- *	add to the parent's
- * @imp: an implicit parent's children, else NULL; the parent has no
- *	notifier, no per-page state and no MTT of its own
- * @active: an implicit child's faults in progress (taken under the
- *	parent's @imp->lock): reclaim leaves the child alone meanwhile
- * @notifier: covers [@start, @start + @npages pages) of the registering mm
- * @umem_mutex: protects @chunks (the pointers and their contents) and the
- *	MR's MTT entries in device memory; taken by the fault path and the
- *	notifier callback
- * @start: user address of MTT entry 0 (page aligned)
- * @npages: MTT entries, one per PAGE_SIZE page
- * @writable: the MR has write rights: entries may carry MRC_MTT_WRITE
- * @chunks: per MRC_ODP_CHUNK_PAGES pages, their state, or NULL while no
- *	fault has mapped into them (none of them mapped)
- * @nchunks: entries of @chunks
- * @mapped: pages mapped now
- * @faults: see struct mrc_odp_stats
- * @fault_pages: see struct mrc_odp_stats
- * @invalidations: see struct mrc_odp_stats
- * @invalidated_pages: see struct mrc_odp_stats
- * @prefetched_pages: see struct mrc_odp_stats
- */
-struct mrc_odp {
-	struct mrc_mr *mr;
-	struct mrc_odp *parent;
-	struct mrc_odp_implicit *imp;
-	atomic_t active;
-	struct mmu_interval_notifier notifier;
-	struct mutex umem_mutex;	/* pfns, dma, device MTT entries */
-	u64 start;
-	u64 npages;
-	bool writable;
-	struct mrc_odp_chunk **chunks;
-	u64 nchunks;
-	atomic64_t mapped;
-	atomic64_t faults;
-	atomic64_t fault_pages;
-	atomic64_t invalidations;
-	atomic64_t invalidated_pages;
-	atomic64_t prefetched_pages;
-};
-
 /* A zero MTT entry is non-present; the zero page supplies them. */
 #define MRC_ODP_ZERO_ENTRIES	(PAGE_SIZE / MRC_MTT_ENTRY_SIZE)
 
@@ -164,17 +80,6 @@ static bool mrc_odp_invalidate(struct mmu_interval_notifier *sub,
 static const struct mmu_interval_notifier_ops mrc_odp_notifier_ops = {
 	.invalidate = mrc_odp_invalidate,
 };
-
-/* Implicit ODP: the whole address space, start 0 and length U64_MAX. */
-static bool mrc_odp_is_implicit(const struct mrc_reg_attr *attr)
-{
-	return !attr->start && attr->length == U64_MAX;
-}
-
-/* Page index of a child's first page in its parent's address space. */
-#define MRC_ODP_CHILD_PAGE_SHIFT	(MRC_ODP_CHILD_SHIFT - PAGE_SHIFT)
-
-static void mrc_odp_reclaim_kick(struct mrc_odp_implicit *imp);
 
 /* Where @odp's counters add up: an implicit child's are its parent's. */
 static struct mrc_odp *mrc_odp_acct(struct mrc_odp *odp)
@@ -447,16 +352,21 @@ static int mrc_odp_get_chunks(struct mrc_odp *odp, u64 idx, u64 n)
 	return 0;
 }
 
-/*
- * Resolve and map pages [@idx, @idx + @n) of @odp, at most
- * MRC_ODP_FAULT_MAX_PAGES: faulting them in (writable with MRC_ODP_WRITE),
- * or with MRC_ODP_NO_FAULT only those present in the CPU page tables.
+/**
+ * mrc_odp_map_range - resolve and map pages of an explicit ODP MR
+ * @odp: the MR's state
+ * @idx: first page
+ * @n: pages, at most MRC_ODP_FAULT_MAX_PAGES
+ * @flags: MRC_ODP_WRITE faults them in writable; with MRC_ODP_NO_FAULT
+ *	only those present in the CPU page tables are mapped
+ *
+ * Context: process context, not holding any mmap_lock; may sleep.
  * Return: pages newly mapped; -EFAULT when the process has exited, an
  * address has no VMA or the VMA forbids reading; -EPERM for a write
  * fault on memory the process may not write; -EBUSY when invalidations
  * kept racing for HMM_RANGE_DEFAULT_TIMEOUT; -ENOMEM.
  */
-static long mrc_odp_map_range(struct mrc_odp *odp, u64 idx, u64 n, u32 flags)
+long mrc_odp_map_range(struct mrc_odp *odp, u64 idx, u64 n, u32 flags)
 {
 	struct mm_struct *mm = odp->notifier.mm;
 	unsigned long timeout = jiffies +
@@ -518,106 +428,6 @@ static long mrc_odp_map_range(struct mrc_odp *odp, u64 idx, u64 n, u32 flags)
 	mmput(mm);
 out_free:
 	kfree(hmm_pfns);
-	return ret;
-}
-
-static struct mrc_mr *mrc_odp_reg_range(struct mrc_pd *pd,
-					const struct mrc_reg_attr *attr,
-					struct mm_struct *mm,
-					struct mrc_odp *parent);
-
-/* Point the parent's KSM entry @ci at child key @key (0: non-present). */
-static void mrc_odp_ksm_write(struct mrc_odp *podp, u64 ci, u32 key)
-{
-	struct mrc_mr *parent = podp->mr;
-	struct mrc_device *mdev = parent->mdev;
-	struct mrc_klm e = {
-		.key = cpu_to_le32(key),
-		.addr = cpu_to_le64(key ? ci << MRC_ODP_CHILD_SHIFT : 0),
-	};
-
-	lockdep_assert_held(&podp->imp->lock);
-	/* Checked range: device memory writes do not fail. */
-	WARN_ON_ONCE(mdev->ops->write_xlt(mdev, parent->xlt.offset +
-					  ci * MRC_KLM_ENTRY_SIZE, &e,
-					  sizeof(e)));
-	mdev->ops->fence(mdev);
-}
-
-/*
- * Create the child of block @ci of implicit parent @podp and hook it into
- * the parent's entry. The child is an explicit ODP MR of the parent's PD
- * with no rights in its context: requesters reach it only through the
- * parent, whose rights the walk checks; its MTT entries are writable
- * when the parent is.
- */
-static struct mrc_mr *mrc_odp_child_create(struct mrc_odp *podp, u64 ci)
-{
-	struct mrc_odp_implicit *imp = podp->imp;
-	struct mrc_mr *parent = podp->mr;
-	struct mrc_reg_attr attr = {
-		.type = MRC_MR_USER,
-		.access = MRC_ACCESS_ON_DEMAND,
-		.start = ci << MRC_ODP_CHILD_SHIFT,
-		.iova = ci << MRC_ODP_CHILD_SHIFT,
-		.length = BIT_ULL(MRC_ODP_CHILD_SHIFT),
-	};
-	struct mrc_mr *mr;
-	int ret;
-
-	lockdep_assert_held(&imp->lock);
-
-	/* The process may have exited: its mm then takes no notifier. */
-	if (!mmget_not_zero(imp->mm))
-		return ERR_PTR(-EFAULT);
-	mr = mrc_odp_reg_range(parent->pd, &attr, imp->mm, podp);
-	mmput(imp->mm);
-	if (IS_ERR(mr))
-		return mr;
-
-	ret = xa_insert(&imp->children, ci, mr, GFP_KERNEL);
-	if (ret) {
-		WARN_ON_ONCE(mrc_dereg_mr_nested(mr, SINGLE_DEPTH_NESTING));
-		return ERR_PTR(ret);
-	}
-	mrc_odp_ksm_write(podp, ci, mr->key);
-	atomic64_inc(&imp->live);
-	atomic64_inc(&imp->created);
-	atomic64_inc(&parent->mdev->odp.children_created);
-	return mr;
-}
-
-/*
- * Map pages [@idx, @idx + @n) of implicit parent @podp, all inside one
- * child's block: through the child, created if it does not exist. While
- * the fault runs, the child is marked active so reclaim leaves it alone.
- */
-static long mrc_odp_implicit_map(struct mrc_odp *podp, u64 idx, u64 n,
-				 u32 flags)
-{
-	struct mrc_odp_implicit *imp = podp->imp;
-	u64 ci = idx >> MRC_ODP_CHILD_PAGE_SHIFT;
-	struct mrc_odp *codp;
-	struct mrc_mr *child;
-	long ret;
-
-	mutex_lock(&imp->lock);
-	child = xa_load(&imp->children, ci);
-	if (!child)
-		child = mrc_odp_child_create(podp, ci);
-	if (!IS_ERR(child))
-		atomic_inc(&child->odp->active);
-	mutex_unlock(&imp->lock);
-	if (IS_ERR(child))
-		return PTR_ERR(child);
-
-	codp = child->odp;
-	ret = mrc_odp_map_range(codp, idx - (ci << MRC_ODP_CHILD_PAGE_SHIFT),
-				n, flags);
-	/* A child the fault could not map into is idle at once. */
-	if (atomic_dec_and_test(&codp->active) &&
-	    !atomic64_read(&codp->mapped))
-		mrc_odp_reclaim_kick(imp);
 	return ret;
 }
 
@@ -698,7 +508,8 @@ static struct mrc_mr *mrc_odp_lookup(struct mrc_device *mdev, u32 key)
  * @key: the key whose context has MRC_MKEY_F_ODP and a non-present entry
  *	(the key of the MR itself, also when the access came through a
  *	window or an indirect key naming it; an implicit MR's, never its
- *	child's; or a movable dma-buf MR's, handed to mrc_dmabuf_fault())
+ *	child's; or that of an MR of a kind with its own fault hook, a
+ *	movable dma-buf MR's, handed to it: mrc_dmabuf_fault())
  * @iova: address that faulted, in @key's address space
  * @len: bytes of the access from @iova on (0 counts as 1): the pages they
  *	touch are mapped, up to MRC_ODP_FAULT_MAX_PAGES
@@ -729,9 +540,9 @@ int mrc_odp_fault(struct mrc_device *mdev, u32 key, u64 iova, u64 len,
 	long ret;
 
 	mr = mrc_mr_lookup(mdev, key);
-	if (!IS_ERR(mr) && mr->dmabuf) {
-		/* Its exporter's pages, mapped again: counted as dma-buf's. */
-		ret = mrc_dmabuf_fault(mr, iova, len, flags);
+	if (!IS_ERR(mr) && mrc_mr_kind(mr)->fault) {
+		/* A kind with its own fault (dma-buf): counted as its own. */
+		ret = mrc_mr_kind(mr)->fault(mr, iova, len, flags);
 		mrc_mr_put(mr);
 		return ret;
 	}
@@ -893,17 +704,18 @@ int mrc_odp_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr)
 	return current->mm ? 0 : -EFAULT;
 }
 
-static void mrc_odp_free(struct mrc_odp *odp)
+/**
+ * mrc_odp_free - free the ODP state of an MR
+ * @odp: its notifier removed (or never inserted) and no page mapped
+ *
+ * Context: process context.
+ */
+void mrc_odp_free(struct mrc_odp *odp)
 {
 	u64 c;
 
-	if (odp->imp) {
-		xa_destroy(&odp->imp->children);
-		mutex_destroy(&odp->imp->lock);
-		if (odp->imp->mm)
-			mmdrop(odp->imp->mm);
-		kfree(odp->imp);
-	}
+	if (odp->imp)
+		mrc_odp_implicit_free(odp->imp);
 	mutex_destroy(&odp->umem_mutex);
 	if (odp->chunks)
 		for (c = 0; c < odp->nchunks; c++)
@@ -941,164 +753,27 @@ static struct mrc_odp *mrc_odp_alloc(const struct mrc_reg_attr *attr)
 	return odp;
 }
 
-/*
- * Find idle children (no page mapped, no fault in progress), unhook them
- * from the parent's entries, wait for the device walks that may have
- * passed through those entries, and deregister them.
+/**
+ * mrc_odp_reg_range - register an explicit ODP MR over a range of an mm
+ * @pd: a checked protection domain
+ * @attr: the range and rights
+ * @mm: the mm whose pages the MR maps
+ * @parent: an implicit child's parent, whose write rights the child's
+ *	entries follow, or NULL
+ *
+ * The notifier is inserted, then the MR installed with non-present
+ * entries and an MRC_MKEY_F_ODP context.
+ *
+ * Context: process context; may sleep.
+ * Return: the MR or an ERR_PTR().
  */
-static void mrc_odp_reclaim(struct work_struct *work)
-{
-	struct mrc_odp_implicit *imp = container_of(work,
-						    struct mrc_odp_implicit,
-						    reclaim_work);
-	struct mrc_mr *child, *parent = NULL;
-	struct xarray idle;
-	unsigned long ci;
-	u64 n = 0;
-
-	xa_init(&idle);
-	mutex_lock(&imp->lock);
-	xa_for_each(&imp->children, ci, child) {
-		struct mrc_odp *codp = child->odp;
-
-		if (atomic_read(&codp->active) ||
-		    atomic64_read(&codp->mapped))
-			continue;
-		/* No memory for the list: the child waits for the next run. */
-		if (xa_insert(&idle, ci, child, GFP_KERNEL))
-			break;
-		parent = codp->parent->mr;
-		mrc_odp_ksm_write(codp->parent, ci, 0);
-		xa_erase(&imp->children, ci);
-	}
-	if (parent)
-		parent->mdev->ops->sync_mkey(parent->mdev,
-					     mrc_key_index(parent->key));
-	mutex_unlock(&imp->lock);
-
-	xa_for_each(&idle, ci, child) {
-		struct mrc_device *mdev = child->mdev;
-
-		/* Nothing can fail the device's invalidation of a child. */
-		WARN_ON_ONCE(mrc_dereg_mr_nested(child, SINGLE_DEPTH_NESTING));
-		atomic64_inc(&mdev->odp.children_reclaimed);
-		n++;
-	}
-	xa_destroy(&idle);
-	atomic64_sub(n, &imp->live);
-	atomic64_add(n, &imp->reclaimed);
-}
-
-/* Queue the reclaim work unless the parent is going: any context. */
-static void mrc_odp_reclaim_kick(struct mrc_odp_implicit *imp)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&imp->reclaim_lock, flags);
-	if (!imp->dying)
-		queue_work(system_unbound_wq, &imp->reclaim_work);
-	spin_unlock_irqrestore(&imp->reclaim_lock, flags);
-}
-
-/*
- * Register an implicit ODP parent: a KSM key over the user address space
- * whose entries name no child yet. Nothing else is allocated until a
- * fault: the KSM table is already non-present on a device with
- * MRC_CAP_XLT_ZEROED, and written with zeros otherwise.
- */
-static struct mrc_mr *mrc_odp_reg_implicit(struct mrc_pd *pd,
-					   const struct mrc_reg_attr *attr)
-{
-	struct mrc_trans t = {
-		.iova = 0,
-		.length = MRC_ODP_IMPLICIT_SPAN,
-		.writable = mrc_access_writable(attr->access),
-		.mode = MRC_ACCESS_MODE_KSM,
-		.page_shift = MRC_ODP_CHILD_SHIFT,
-		.nentries = MRC_ODP_IMPLICIT_SPAN >> MRC_ODP_CHILD_SHIFT,
-		.odp = true,
-	};
-	struct mrc_odp_implicit *imp;
-	struct mrc_odp *odp;
-	struct mrc_mr *mr;
-	int ret;
-
-	odp = kzalloc(sizeof(*odp), GFP_KERNEL);
-	if (!odp)
-		return ERR_PTR(-ENOMEM);
-	mutex_init(&odp->umem_mutex);
-	imp = kzalloc(sizeof(*imp), GFP_KERNEL);
-	if (!imp) {
-		ret = -ENOMEM;
-		goto out_free_odp;
-	}
-	odp->imp = imp;
-	mutex_init(&imp->lock);
-	xa_init(&imp->children);
-	INIT_WORK(&imp->reclaim_work, mrc_odp_reclaim);
-	spin_lock_init(&imp->reclaim_lock);
-	odp->npages = MRC_ODP_IMPLICIT_SPAN >> PAGE_SHIFT;
-	odp->writable = t.writable;
-
-	mr = mrc_mr_alloc(pd, attr);
-	if (!mr) {
-		ret = -ENOMEM;
-		goto out_free_odp;
-	}
-	odp->mr = mr;
-	mr->odp = odp;
-
-	ret = mrc_mr_install(mr, &t);
-	if (ret)
-		goto out_free_mr;
-	mmgrab(current->mm);
-	imp->mm = current->mm;
-	return mr;
-
-out_free_mr:
-	mrc_mr_free(mr);
-out_free_odp:
-	mrc_odp_free(odp);
-	return ERR_PTR(ret);
-}
-
-/*
- * Deregister every child of an implicit parent whose key the device no
- * longer resolves and whose holders (faults, prefetches) are gone.
- */
-static void mrc_odp_release_implicit(struct mrc_odp *odp)
-{
-	struct mrc_odp_implicit *imp = odp->imp;
-	struct mrc_mr *child;
-	unsigned long ci;
-
-	spin_lock_irq(&imp->reclaim_lock);
-	imp->dying = true;
-	spin_unlock_irq(&imp->reclaim_lock);
-	cancel_work_sync(&imp->reclaim_work);
-
-	/* No fault holds the parent, no reclaim runs: the children are ours. */
-	xa_for_each(&imp->children, ci, child) {
-		xa_erase(&imp->children, ci);
-		WARN_ON_ONCE(mrc_dereg_mr_nested(child, SINGLE_DEPTH_NESTING));
-		atomic64_dec(&imp->live);
-	}
-}
-
-/*
- * Register an explicit ODP MR over @attr's range of @mm: the notifier is
- * inserted, then the MR installed with non-present entries and an
- * MRC_MKEY_F_ODP context. @parent is an implicit child's parent, whose
- * write rights the child's entries follow, or NULL.
- */
-static struct mrc_mr *mrc_odp_reg_range(struct mrc_pd *pd,
-					const struct mrc_reg_attr *attr,
-					struct mm_struct *mm,
-					struct mrc_odp *parent)
+struct mrc_mr *mrc_odp_reg_range(struct mrc_pd *pd,
+				 const struct mrc_reg_attr *attr,
+				 struct mm_struct *mm, struct mrc_odp *parent)
 {
 	bool writable = parent ? parent->writable :
 				 mrc_access_writable(attr->access);
-	struct mrc_trans t = {
+	struct mrc_xlt_table t = {
 		.iova = attr->iova,
 		.length = attr->length,
 		.writable = writable,
@@ -1131,7 +806,7 @@ static struct mrc_mr *mrc_odp_reg_range(struct mrc_pd *pd,
 	if (ret)
 		goto out_free_mr;
 
-	ret = mrc_mr_install(mr, &t);
+	ret = mrc_mr_install_table(mr, &t);
 	if (ret)
 		goto out_remove_notifier;
 	return mr;

@@ -5,11 +5,13 @@
  *
  * mrc_reg_mr() takes a struct mrc_reg_attr: the kind of MR, its rights,
  * the members of that kind, and the exact key the caller wants (0 lets
- * mrcore choose). The per-kind functions (mrc_reg_dma_mr(),
+ * mrcore choose). The per-kind functions here (mrc_reg_dma_mr(),
  * mrc_alloc_frmr(), mrc_alloc_fmr(), mrc_reg_indirect(), ...) are this
- * with key 0, so every path shares one body: the kind's own file checks
- * its arguments, allocates, and takes the key in its install step with
- * mrc_mkey_take(), which gives a failed registration's key back.
+ * with key 0, so every path shares one body: the kinds table (kinds.c)
+ * hands the registration to the kind's own file, which checks its
+ * arguments, allocates, and installs the MR with mrc_mr_install() (mr.c),
+ * whose mrc_mkey_take() gives a failed registration's key back.
+ * mrc_dereg_any() frees an MR of any kind through the same table.
  *
  * A requested key is checked here, before the kind's checks and before
  * anything is allocated: index 0, an index past the device's contexts
@@ -52,21 +54,16 @@ static int mrc_reg_check_common(const struct mrc_pd *pd,
 	return mrc_mkey_check_req(pd->mdev, attr->key);
 }
 
-/* Hand a checked registration to the file of its kind. */
+/* Hand a checked registration to its kind (kinds.c). */
 static struct mrc_mr *mrc_reg_kind(struct mrc_pd *pd,
 				   const struct mrc_reg_attr *attr,
 				   struct mrc_umem *umem)
 {
-	switch (attr->type) {
-	case MRC_MR_FAST_REG:
-		return mrc_frmr_reg_attr(pd, attr);
-	case MRC_MR_FMR:
-		return mrc_fmr_reg_attr(pd, attr);
-	case MRC_MR_INDIRECT:
-		return mrc_indirect_reg_attr(pd, attr);
-	default:
-		return mrc_mr_reg_attr(pd, attr, umem);
-	}
+	const struct mrc_kind_ops *kind = &mrc_kinds[attr->type];
+
+	if (!kind->reg)
+		return ERR_PTR(-EINVAL);
+	return kind->reg(pd, attr, umem);
 }
 
 /**
@@ -104,6 +101,289 @@ struct mrc_mr *mrc_reg_mr(struct mrc_pd *pd, const struct mrc_reg_attr *attr)
 EXPORT_SYMBOL_GPL(mrc_reg_mr);
 
 /**
+ * mrc_reg_dma_mr - register all of the device's DMA address space
+ * @pd: protection domain
+ * @access: MRC_ACCESS_* rights
+ *
+ * The key is a PA-mode context with iova 0 and length U64_MAX: an address
+ * through it is a DMA address. No translation is written, so no fence is
+ * issued; the context is the only write.
+ *
+ * Context: process context; may sleep.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access;
+ * -EOPNOTSUPP for ON_DEMAND; -ENOSPC when no key is free; -ENOMEM; or
+ * the error of ops->write_mkey.
+ */
+struct mrc_mr *mrc_reg_dma_mr(struct mrc_pd *pd, u32 access)
+{
+	struct mrc_reg_attr attr = { .type = MRC_MR_DMA, .access = access };
+
+	return mrc_reg_mr(pd, &attr);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_dma_mr);
+
+/**
+ * mrc_reg_phys_mr - register a list of DMA address ranges
+ * @pd: protection domain
+ * @bufs: the ranges, in the order the key's addresses run through them;
+ *	mrcore keeps its own copy
+ * @nbufs: entries of @bufs, at least 1
+ * @iova: address of the first byte (ignored with ZERO_BASED: 0)
+ * @access: MRC_ACCESS_* rights
+ *
+ * A list that some supported page size fits (see mrc_best_page_size()) is
+ * registered in MTT mode with the largest such size; any other list in
+ * KLM mode, one entry per contiguous run. The caller keeps the ranges
+ * mapped until mrc_dereg_mr() returns.
+ *
+ * Context: process context; may sleep.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, no ranges,
+ * an empty range, a range or total that wraps, or [iova, iova + length)
+ * running past U64_MAX; -EOPNOTSUPP for ON_DEMAND, or a list that needs
+ * KLM on a device without MRC_CAP_KLM; -ENOSPC when no key or not enough
+ * translation space is free; -ENOMEM; or the error of a backend op.
+ */
+struct mrc_mr *mrc_reg_phys_mr(struct mrc_pd *pd,
+			       const struct mrc_phys_buf *bufs,
+			       unsigned int nbufs, u64 iova, u32 access)
+{
+	struct mrc_reg_attr attr = {
+		.type = MRC_MR_PHYS,
+		.access = access,
+		.iova = iova,
+		.phys = { .bufs = bufs, .nbufs = nbufs },
+	};
+
+	return mrc_reg_mr(pd, &attr);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_phys_mr);
+
+/**
+ * mrc_reg_sg_mr - register a caller's DMA-mapped scatterlist
+ * @pd: protection domain
+ * @sgt: the table, already DMA-mapped for the device (its DMA segments,
+ *	sgt->nents of them, are used); it must stay mapped and unchanged
+ *	until mrc_dereg_mr() returns
+ * @iova: address of the first byte (ignored with ZERO_BASED: 0)
+ * @length: bytes from the start of the table; at most the table's DMA
+ *	length
+ * @access: MRC_ACCESS_* rights
+ *
+ * MTT mode when a supported page size fits the first @length bytes,
+ * otherwise KLM mode.
+ *
+ * Context: process context; may sleep.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, no table, a
+ * zero @length or one beyond the table, or [iova, iova + length) running
+ * past U64_MAX; the other errors as mrc_reg_phys_mr().
+ */
+struct mrc_mr *mrc_reg_sg_mr(struct mrc_pd *pd, struct sg_table *sgt,
+			     u64 iova, u64 length, u32 access)
+{
+	struct mrc_reg_attr attr = {
+		.type = MRC_MR_SG,
+		.access = access,
+		.iova = iova,
+		.length = length,
+		.sgt = sgt,
+	};
+
+	return mrc_reg_mr(pd, &attr);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_sg_mr);
+
+/**
+ * mrc_reg_user_mr - pin and register memory of the calling process
+ * @pd: protection domain
+ * @start: user address of the first byte
+ * @length: bytes
+ * @iova: address of the first byte in the key's address space; its offset
+ *	in the page must equal @start's (ignored with ZERO_BASED, when the
+ *	address is 0 and @start must therefore be page aligned)
+ * @access: MRC_ACCESS_* rights; writable rights pin for write,
+ *	RELAXED_ORDERING maps with DMA_ATTR_WEAK_ORDERING, HUGETLB is
+ *	accepted (huge pages get large MTT pages whenever they are
+ *	physically contiguous and aligned, flag or not)
+ *
+ * The pages are charged to the process's pinned_vm against
+ * RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK, pinned (in parallel across
+ * CPUs from 1 GiB), DMA-mapped on the device's DMA device and registered
+ * in MTT mode with the largest page size the memory allows. The caller
+ * must not hold the mm's mmap_lock.
+ *
+ * Context: process context of the process that owns the memory; may
+ * sleep for long.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, a zero
+ * @length, a range or key range running past U64_MAX, more than UINT_MAX
+ * pages, or a page offset mismatch; for ON_DEMAND, the errors of
+ * mrc_odp_check() and mrc_odp_reg() (Documentation/mrcore/odp.rst: no
+ * pinning, -EOPNOTSUPP for ZERO_BASED ODP, a device without MRC_CAP_ODP
+ * or implicit ODP on one without MRC_CAP_KSM); -EFAULT in a task without
+ * a user mm, or for memory that is not mapped, not
+ * readable, or (for a writable registration) not writable; -EPERM if the
+ * process may not lock memory; -ENOMEM over RLIMIT_MEMLOCK or out of
+ * memory; -EINTR on a fatal signal; -ENOSPC when no key or translation
+ * space is free; or the error of a backend op. Nothing stays pinned or
+ * charged after a failure.
+ */
+struct mrc_mr *mrc_reg_user_mr(struct mrc_pd *pd, u64 start, u64 length,
+			       u64 iova, u32 access)
+{
+	struct mrc_reg_attr attr = {
+		.type = MRC_MR_USER,
+		.access = access,
+		.iova = iova,
+		.length = length,
+		.start = start,
+	};
+
+	return mrc_reg_mr(pd, &attr);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_user_mr);
+
+/**
+ * mrc_alloc_frmr - allocate a fast-registration MR
+ * @pd: protection domain
+ * @max_pages: the longest page list a REG_MR of it may carry, in [1,
+ *	mrc_frmr_max_pages()]
+ *
+ * Allocates a key (owner: the MR), reserves translation space for
+ * @max_pages 8-byte MTT entries and writes the key's context FREE, in MTT
+ * mode, with @pd. The MR's type is MRC_MR_FAST_REG; its key is lkey and
+ * rkey until a REG_MR changes the variant. Free it with
+ * mrc_dealloc_frmr().
+ *
+ * Context: process context; may sleep.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @max_pages; -ENOSPC
+ * when no key or not enough translation space is free; -ENOMEM; or the
+ * error of ops->write_mkey. Nothing is left behind on failure.
+ */
+struct mrc_mr *mrc_alloc_frmr(struct mrc_pd *pd, u32 max_pages)
+{
+	struct mrc_reg_attr attr = {
+		.type = MRC_MR_FAST_REG,
+		.frmr = { .max_entries = max_pages },
+	};
+
+	return mrc_reg_mr(pd, &attr);
+}
+EXPORT_SYMBOL_GPL(mrc_alloc_frmr);
+
+/**
+ * mrc_alloc_frmr_sg_gaps - allocate a fast-reg MR for lists with gaps
+ * @pd: protection domain
+ * @max_entries: the most DMA ranges a REG_MR of it may carry, in [1, the
+ *	16-byte KLM entries of the largest translation block]
+ *
+ * As mrc_alloc_frmr(), in KLM mode (IB_MR_TYPE_SG_GAPS): @max_entries KLM
+ * entries of translation space are reserved and the context is written
+ * FREE, in KLM mode. A REG_MR then takes any list of DMA ranges, of any
+ * length and alignment, with mrc_frmr_exec_reg_klm(). Free it with
+ * mrc_dealloc_frmr().
+ *
+ * Context: process context; may sleep.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @max_entries;
+ * -EOPNOTSUPP on a device without MRC_CAP_KLM; the other errors of
+ * mrc_alloc_frmr(). Nothing is left behind on failure.
+ */
+struct mrc_mr *mrc_alloc_frmr_sg_gaps(struct mrc_pd *pd, u32 max_entries)
+{
+	struct mrc_reg_attr attr = {
+		.type = MRC_MR_FAST_REG,
+		.frmr = { .max_entries = max_entries, .sg_gaps = true },
+	};
+
+	return mrc_reg_mr(pd, &attr);
+}
+EXPORT_SYMBOL_GPL(mrc_alloc_frmr_sg_gaps);
+
+/**
+ * mrc_alloc_fmr - allocate an FMR
+ * @pd: protection domain
+ * @access: MRC_ACCESS_* rights of every mapping, with the rules of
+ *	mrc_check_access(); ZERO_BASED and MW_BIND are refused
+ * @attr: the page list length, maps between unmaps and page size
+ *
+ * Allocates a key (owner: the MR), reserves translation space for two
+ * tables of @attr->max_pages MTT entries and writes the key's context
+ * FREE: nothing is reachable through the key until mrc_map_phys_fmr().
+ * The MR's type is MRC_MR_FMR; its @key is lkey and rkey, and changes
+ * with every map. Free it with mrc_dealloc_fmr().
+ *
+ * Context: process context; may sleep.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd, @attr or @access;
+ * -EOPNOTSUPP for ON_DEMAND; -ENOSPC when no key or not enough
+ * translation space is free; -ENOMEM; or the error of ops->write_mkey.
+ * Nothing is left behind on failure.
+ */
+struct mrc_mr *mrc_alloc_fmr(struct mrc_pd *pd, u32 access,
+			     const struct mrc_fmr_attr *attr)
+{
+	struct mrc_reg_attr rattr = {
+		.type = MRC_MR_FMR,
+		.access = access,
+		.fmr = attr,
+	};
+
+	return mrc_reg_mr(pd, &rattr);
+}
+EXPORT_SYMBOL_GPL(mrc_alloc_fmr);
+
+/**
+ * mrc_reg_indirect - register a key over ranges of other keys
+ * @pd: protection domain
+ * @ranges: the pieces, in the order the key's addresses run through them:
+ *	each a live memory region's key of @pd (fast-reg MRs while VALID, and
+ *	other indirect keys, included; not an FMR, a window or the local DMA
+ *	key), a start address in that key's address space and a length
+ *	(not 0) that stays inside the region
+ * @nranges: entries of @ranges, at least 1
+ * @iova: address of the first byte (ignored with ZERO_BASED: 0)
+ * @access: MRC_ACCESS_* rights, with the rules of mrc_check_access();
+ *	every named region must grant each of them (LOCAL_WRITE, the remote
+ *	rights); MRC_ACCESS_MW_BIND is refused (windows bind to memory
+ *	regions only)
+ *
+ * Checks every range first (the key live, VALID, of @pd, the range
+ * inside it, the rights granted, the nesting depth), then allocates a key
+ * (owner: the new MR, type MRC_MR_INDIRECT), reserves one 16-byte KLM
+ * entry per MRC_KLM_MAX_BCOUNT bytes of each range, writes the entries
+ * {bcount, named key, address}, fences once and writes the context VALID
+ * in KLM mode last. The key is lkey and rkey; free it with
+ * mrc_dereg_mr(). The named regions are not held: deregistering one
+ * later makes the device's accesses through the entries naming it fail.
+ * The device checks each access's right against the named keys too
+ * (MRC_MKEY_F_NESTED_RIGHTS), so narrowing a named region's rights later
+ * narrows what the indirect key reaches.
+ *
+ * Context: process context; may sleep.
+ * Return: the MR; ERR_PTR(-EINVAL) for a bad @pd or @access, MW_BIND, no
+ * ranges, an empty range, a range naming the local DMA key, a window, an
+ * FMR or a fast-reg MR that is not VALID, a total length or key range
+ * that wraps; -EOPNOTSUPP for ON_DEMAND or a device without MRC_CAP_KLM;
+ * -ENOKEY if a named key is not live; -EPERM if a named region is of
+ * another PD or lacks a right asked for; -ERANGE if a range is not inside
+ * its region; -ELOOP if the key would nest deeper than
+ * MRC_INDIRECT_MAX_DEPTH; -ENOSPC when no key or not enough translation
+ * space is free; -ENOMEM; or the error of a backend op. Nothing is left
+ * behind on failure.
+ */
+struct mrc_mr *mrc_reg_indirect(struct mrc_pd *pd,
+				const struct mrc_key_range *ranges,
+				unsigned int nranges, u64 iova, u32 access)
+{
+	struct mrc_reg_attr attr = {
+		.type = MRC_MR_INDIRECT,
+		.access = access,
+		.iova = iova,
+		.indirect = { .ranges = ranges, .nranges = nranges },
+	};
+
+	return mrc_reg_mr(pd, &attr);
+}
+EXPORT_SYMBOL_GPL(mrc_reg_indirect);
+
+/**
  * mrc_dereg_any - free a memory region of any kind
  * @mr: from mrc_reg_mr() (or a per-kind function), not of an FMR pool
  *
@@ -115,14 +395,7 @@ EXPORT_SYMBOL_GPL(mrc_reg_mr);
  */
 int mrc_dereg_any(struct mrc_mr *mr)
 {
-	switch (mr->type) {
-	case MRC_MR_FAST_REG:
-		return mrc_dealloc_frmr(mr);
-	case MRC_MR_FMR:
-		return mrc_dealloc_fmr(mr);
-	default:
-		return mrc_dereg_mr(mr);
-	}
+	return mrc_mr_kind(mr)->dereg(mr);
 }
 EXPORT_SYMBOL_GPL(mrc_dereg_any);
 
@@ -181,16 +454,11 @@ void mrc_reg_exit(void)
 static int mrc_reg_check_kind(const struct mrc_pd *pd,
 			      const struct mrc_reg_attr *attr)
 {
-	switch (attr->type) {
-	case MRC_MR_FAST_REG:
-		return mrc_frmr_check_attr(pd, attr);
-	case MRC_MR_FMR:
-		return mrc_fmr_check_reg_attr(pd, attr);
-	case MRC_MR_INDIRECT:
-		return mrc_indirect_check_attr(pd, attr);
-	default:
-		return mrc_mr_check_attr(pd, attr);
-	}
+	const struct mrc_kind_ops *kind = &mrc_kinds[attr->type];
+
+	if (!kind->check)
+		return -EINVAL;
+	return kind->check(pd, attr);
 }
 
 /* Copy the arrays @req->attr points to; the caller may free them. */

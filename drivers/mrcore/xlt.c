@@ -1,13 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mrcore: the translation-area allocator, a binary buddy allocator over
- * 64-byte segments.
+ * mrcore: translation tables (xlt) in the device's translation area: the
+ * space they live in, and the writing of their entries. How a table is
+ * planned and its MTT or KLM entries built from DMA segments is in
+ * xlt_build.c.
  *
+ * The space: a binary buddy allocator over 64-byte segments.
  * A block of order o covers segments [b << o, (b + 1) << o) and is named by
  * bit b of bits[o]; a set bit means the block is free. Blocks are therefore
  * naturally aligned, and a block's buddy is bit b ^ 1 of the same order.
  * Freeing merges with the buddy as long as it is free, so any aligned run
  * of free segments is always findable as one block.
+ *
+ * The writing: a planned table goes to fresh space in chunks of at most
+ * MRC_XLT_CHUNK_BYTES, each built in a CPU buffer and copied with
+ * write_xlt (mrc_xlt_write(), a failure-injection stage), then one fence.
+ *
+ * Reading order: the allocator (init, fini, alloc, free), then the
+ * writing (one write_xlt, a table's chunks, a whole table).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -17,7 +27,9 @@
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 
 #include "mrcore_loc.h"
 
@@ -306,3 +318,150 @@ void mrc_xlt_free(struct mrc_device *mdev, struct mrc_xlt *xlt)
 	xlt->size = 0;
 }
 EXPORT_SYMBOL_GPL(mrc_xlt_free);
+
+static unsigned int mrc_xlt_entry_size(u8 mode)
+{
+	return mode == MRC_ACCESS_MODE_MTT ? MRC_MTT_ENTRY_SIZE :
+					     MRC_KLM_ENTRY_SIZE;
+}
+
+/**
+ * mrc_xlt_write - ops->write_xlt as a failure-injection stage
+ * @mdev: device
+ * @offset: byte offset in the translation area
+ * @src: encoded entries
+ * @len: bytes
+ *
+ * An injected failure is -EIO in place of the call, so the device is left
+ * as it was, as after a real failure of the op.
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or a negative errno.
+ */
+int mrc_xlt_write(struct mrc_device *mdev, u64 offset, const void *src,
+		  size_t len)
+{
+	if (mrc_inject(mdev, MRC_STAGE_WRITE_XLT))
+		return -EIO;
+	return mdev->ops->write_xlt(mdev, offset, src, len);
+}
+
+/* Fill up to @n entries of @t into @buf; how many, or -EINVAL. */
+static int mrc_xlt_fill(struct mrc_xlt_table *t, struct mrc_mtt_builder *mtt,
+			struct mrc_klm_builder *klm, void *buf, u32 n)
+{
+	if (t->mode == MRC_ACCESS_MODE_MTT)
+		return mrc_mtt_fill(mtt, buf, n);
+	return mrc_klm_fill(klm, buf, n);
+}
+
+/*
+ * Build the entries of @t in chunks of at most MRC_XLT_CHUNK_BYTES and copy
+ * each to the translation area at @t->xlt with write_xlt.
+ */
+static int mrc_xlt_copy(struct mrc_device *mdev, struct mrc_xlt_table *t)
+{
+	unsigned int esize = mrc_xlt_entry_size(t->mode);
+	u32 chunk = min_t(u32, t->nentries, MRC_XLT_CHUNK_BYTES / esize);
+	u64 small[MRC_XLT_STACK_BYTES / sizeof(u64)];
+	struct mrc_mtt_builder mtt;
+	struct mrc_klm_builder klm;
+	u64 offset = t->xlt.offset;
+	u32 left = t->nentries;
+	void *buf = small;
+	int ret = 0, n;
+
+	/* Fresh space of such a device reads as non-present entries already. */
+	if (t->odp && (mdev->caps.flags & MRC_CAP_XLT_ZEROED))
+		return 0;
+
+	/* Small tables, the common case, are built on the stack. */
+	if ((size_t)chunk * esize > sizeof(small)) {
+		buf = kvmalloc_array(chunk, esize, GFP_KERNEL);
+		if (!buf)
+			return -ENOMEM;
+	}
+	/* ODP entries start non-present: zero, written chunk by chunk. */
+	if (t->odp)
+		memset(buf, 0, (size_t)chunk * esize);
+
+	if (t->mode == MRC_ACCESS_MODE_MTT)
+		mrc_mtt_builder_init(&mtt, &t->segs, t->iova, t->page_shift,
+				     t->nentries, t->writable);
+	else
+		mrc_klm_builder_init(&klm, &t->segs, mdev->local_dma_lkey);
+
+	while (left) {
+		if (t->odp)
+			n = min(left, chunk);
+		else
+			n = mrc_xlt_fill(t, &mtt, &klm, buf, min(left, chunk));
+		/* The plan counted these entries: a shortfall is a bug. */
+		if (WARN_ON_ONCE(n <= 0)) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = mrc_xlt_write(mdev, offset, buf, (size_t)n * esize);
+		if (ret)
+			break;
+		offset += (u64)n * esize;
+		left -= n;
+		cond_resched();
+	}
+
+	if (buf != small)
+		kvfree(buf);
+	return ret;
+}
+
+/**
+ * mrc_xlt_table_write - write a planned translation to fresh space
+ * @mdev: device
+ * @t: planned by mrc_xlt_plan(); @t->xlt is set here
+ *
+ * Puts the entries into fresh translation space and fences, so they are
+ * visible before any context that reaches them. PA mode has no entries.
+ * On failure nothing is held.
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or a negative errno.
+ */
+int mrc_xlt_table_write(struct mrc_device *mdev, struct mrc_xlt_table *t)
+{
+	int ret;
+
+	t->xlt.size = 0;
+	if (t->mode == MRC_ACCESS_MODE_PA)
+		return 0;
+
+	if (mrc_inject(mdev, MRC_STAGE_XLT_ALLOC))
+		return -ENOSPC;
+	ret = mrc_xlt_alloc(mdev, (u64)t->nentries * mrc_xlt_entry_size(t->mode),
+			    &t->xlt);
+	if (ret)
+		return ret;
+
+	ret = mrc_xlt_copy(mdev, t);
+	if (ret)
+		goto out_free_xlt;
+
+	mdev->ops->fence(mdev);
+	return 0;
+
+out_free_xlt:
+	mrc_xlt_free(mdev, &t->xlt);
+	return ret;
+}
+
+/**
+ * mrc_xlt_table_free - free the space mrc_xlt_table_write() took, if any
+ * @mdev: device
+ * @t: the translation
+ *
+ * Context: any context.
+ */
+void mrc_xlt_table_free(struct mrc_device *mdev, struct mrc_xlt_table *t)
+{
+	if (t->xlt.size)
+		mrc_xlt_free(mdev, &t->xlt);
+}

@@ -646,11 +646,11 @@ struct mrc_mr {
 /* access.c */
 int mrc_check_access(u32 access);
 
-/* translate.c */
+/* xlt_build.c */
 unsigned long mrc_best_page_size(struct scatterlist *sgl, unsigned int nents,
 				 u64 iova, unsigned long pgsz_bitmap);
 
-/* mr.c */
+/* reg.c; mrc_rereg_user_mr() in rereg.c, mrc_dereg_mr() in mr.c */
 struct mrc_mr *mrc_reg_dma_mr(struct mrc_pd *pd, u32 access);
 struct mrc_mr *mrc_reg_phys_mr(struct mrc_pd *pd,
 			       const struct mrc_phys_buf *bufs,
@@ -679,7 +679,7 @@ int mrc_dereg_mr(struct mrc_mr *mr);
  * still running are waited for.
  */
 
-/* frwr.c */
+/* frwr.c; the allocations in reg.c */
 u32 mrc_frmr_max_pages(const struct mrc_device *mdev);
 struct mrc_mr *mrc_alloc_frmr(struct mrc_pd *pd, u32 max_pages);
 int mrc_dealloc_frmr(struct mrc_mr *mr);

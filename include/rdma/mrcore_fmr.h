@@ -40,7 +40,7 @@ struct mrc_fmr_attr {
 	u8 page_shift;
 };
 
-/* fmr.c */
+/* fmr.c; mrc_alloc_fmr() in reg.c, the pools in fmr_pool.c */
 u32 mrc_fmr_max_pages(const struct mrc_device *mdev);
 struct mrc_mr *mrc_alloc_fmr(struct mrc_pd *pd, u32 access,
 			     const struct mrc_fmr_attr *attr);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mrcore: from a list of DMA segments to translation entries.
+ * mrcore: building translation tables (xlt): from a list of DMA segments
+ * to translation entries. Writing them to the device is in xlt.c.
  *
  * A registration's memory is a list of DMA segments (a DMA-mapped
  * scatterlist, or a caller's array of ranges) read as one byte stream that
@@ -467,8 +468,8 @@ int mrc_klm_count(const struct mrc_seg_iter *segs, u32 max, u32 *count)
 EXPORT_SYMBOL_IF_KUNIT(mrc_klm_count);
 
 /* MTT when a page size fits the list, else KLM if the device has it. */
-static int mrc_trans_plan_table(const struct mrc_device *mdev,
-				struct mrc_trans *t)
+static int mrc_xlt_plan_mode(const struct mrc_device *mdev,
+			     struct mrc_xlt_table *t)
 {
 	unsigned long pgsz;
 	u64 bytes;
@@ -499,7 +500,7 @@ static int mrc_trans_plan_table(const struct mrc_device *mdev,
 }
 
 /**
- * mrc_trans_plan - choose the access mode and size of a translation
+ * mrc_xlt_plan - choose the access mode and size of a translation
  * @mdev: device whose caps decide
  * @t: translation with @segs, @iova, @length and @writable set; @mode,
  *	@page_shift and @nentries are filled in
@@ -512,7 +513,7 @@ static int mrc_trans_plan_table(const struct mrc_device *mdev,
  * runs past U64_MAX or takes more than U32_MAX entries; -EOPNOTSUPP if
  * the list needs KLM and the device has no MRC_CAP_KLM.
  */
-int mrc_trans_plan(const struct mrc_device *mdev, struct mrc_trans *t)
+int mrc_xlt_plan(const struct mrc_device *mdev, struct mrc_xlt_table *t)
 {
 	struct mrc_seg_iter it = t->segs;
 	u64 addr, len, total = 0, end;
@@ -526,6 +527,6 @@ int mrc_trans_plan(const struct mrc_device *mdev, struct mrc_trans *t)
 	if (total != t->length)
 		return -EINVAL;
 
-	return mrc_trans_plan_table(mdev, t);
+	return mrc_xlt_plan_mode(mdev, t);
 }
-EXPORT_SYMBOL_IF_KUNIT(mrc_trans_plan);
+EXPORT_SYMBOL_IF_KUNIT(mrc_xlt_plan);
