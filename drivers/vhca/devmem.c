@@ -8,6 +8,16 @@
  * proves that nothing touches it as plain memory. Both the CPU side
  * (mrcore, through the ops below) and the device side (vhca_read_mkey(),
  * the walker, the debugfs dumps) read and write it the same way.
+ *
+ * Drain: every slot has a count of walkers inside it. A walker raises the
+ * count before it reads the state and drops it after its last byte
+ * (vhca_mkey_get(), vhca_mkey_put(), called by the walker), and the
+ * device side of invalidation stores INVALID and then waits for the count
+ * to reach zero (vhca_mkey_drain()). With a full barrier on each side,
+ * either the walker sees INVALID or the invalidation sees the count, so
+ * once invalidate_mkey returns no walker still uses the old context, its
+ * entries or the memory they named. The counts live here, beside the
+ * slots they count.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,8 +26,10 @@
 #include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/log2.h>
 #include <linux/overflow.h>
+#include <linux/slab.h>
 #include <linux/srcu.h>
 #include <linux/vmalloc.h>
+#include <linux/wait_bit.h>
 
 #include "vhca_loc.h"
 
@@ -502,4 +514,47 @@ const char *vhca_access_mode_name(u8 mode)
 {
 	return vhca_name_of(vhca_access_mode_names,
 			    ARRAY_SIZE(vhca_access_mode_names), mode);
+}
+
+/**
+ * vhca_mkey_drain - wait for the walkers inside a revoked slot
+ * @vdev: the device
+ * @index: a slot whose state the caller has just set to INVALID
+ *
+ * Context: process context; sleeps while walkers are inside the slot.
+ */
+void vhca_mkey_drain(struct vhca_dev *vdev, u32 index)
+{
+	atomic_t *users = &vdev->mkey_users[index];
+
+	/* Pairs with smp_mb__after_atomic() in vhca_mkey_get(). */
+	smp_mb();
+	/*
+	 * Acquire: what the caller reads next (e.g. a bounce buffer a walker
+	 * just wrote) must not be read before the count was seen at zero.
+	 */
+	wait_var_event(users, !atomic_read_acquire(users));
+}
+
+/**
+ * vhca_mkey_users_init - allocate the per-slot counts of walkers
+ * @vdev: the device; @vdev->mdev.caps gives the slot count
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vhca_mkey_users_init(struct vhca_dev *vdev)
+{
+	vdev->mkey_users = kvcalloc(vdev->mdev.caps.max_mkeys,
+				    sizeof(*vdev->mkey_users), GFP_KERNEL);
+	return vdev->mkey_users ? 0 : -ENOMEM;
+}
+
+/**
+ * vhca_mkey_users_fini - free the per-slot counts of walkers
+ * @vdev: the device; every slot is INVALID and drained
+ */
+void vhca_mkey_users_fini(struct vhca_dev *vdev)
+{
+	kvfree(vdev->mkey_users);
+	vdev->mkey_users = NULL;
 }

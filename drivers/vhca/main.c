@@ -82,6 +82,17 @@ static void vhca_reap(struct work_struct *work)
 }
 
 /**
+ * vhca_is_vhca - is this ib_device a vhca?
+ * @ibdev: any ib_device
+ *
+ * Return: true if @ibdev was set up by this driver.
+ */
+bool vhca_is_vhca(struct ib_device *ibdev)
+{
+	return ibdev->ops.dealloc_driver == vhca_dealloc_driver;
+}
+
+/**
  * vhca_dev_retire - move a device from the live list to the dead list
  * @vdev: the device, in dealloc_driver
  *

@@ -237,17 +237,21 @@ static void vhca_hw_fini(struct vhca_dev *vdev)
 	vhca_debugfs_fini(vdev);
 	mrc_unregister_device(&vdev->mdev);
 	platform_device_unregister(vdev->pdev);
-	vhca_walker_fini(vdev);
+	vhca_mkey_users_fini(vdev);
 	vhca_devmem_fini(vdev);
 }
 
-/*
+/**
+ * vhca_dealloc_driver - the last call into the driver for a device
+ * @ibdev: the device
+ *
  * Called by ib_dealloc_device(), after ib_core has unregistered the
- * device (or never registered it), and the last call into the driver for
- * @ibdev: take the hardware down, retire the device from the live list,
- * and only then drop the netdev, as live entries are compared by netdev.
+ * device (or never registered it): take the hardware down, retire the
+ * device from the live list, and only then drop the netdev, as live
+ * entries are compared by netdev. Its address in the ops also tells a
+ * vhca apart from other devices (vhca_is_vhca()).
  */
-static void vhca_dealloc_driver(struct ib_device *ibdev)
+void vhca_dealloc_driver(struct ib_device *ibdev)
 {
 	struct vhca_dev *vdev = to_vhca_dev(ibdev);
 
@@ -307,17 +311,6 @@ static const struct ib_device_ops vhca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, vhca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, vhca_srq, ibsrq),
 };
-
-/**
- * vhca_is_vhca - is this ib_device a vhca?
- * @ibdev: any ib_device
- *
- * Return: true if @ibdev was set up by this driver.
- */
-bool vhca_is_vhca(struct ib_device *ibdev)
-{
-	return ibdev->ops.dealloc_driver == vhca_dealloc_driver;
-}
 
 /**
  * vhca_dev_alloc - allocate a device bound to a netdev
@@ -434,7 +427,7 @@ int vhca_hw_init(struct vhca_dev *vdev, struct dentry *debugfs_root)
 	if (err)
 		return err;
 
-	err = vhca_walker_init(vdev);
+	err = vhca_mkey_users_init(vdev);
 	if (err)
 		goto out_devmem;
 
@@ -463,7 +456,7 @@ out_pdev:
 out_engine:
 	vhca_engine_fini(vdev);
 out_walker:
-	vhca_walker_fini(vdev);
+	vhca_mkey_users_fini(vdev);
 out_devmem:
 	vhca_devmem_fini(vdev);
 	return err;

@@ -5,6 +5,9 @@
 #ifndef _VHCA_LOC_H
 #define _VHCA_LOC_H
 
+#include <linux/atomic.h>
+#include <linux/io.h>
+#include <linux/wait_bit.h>
 #include <rdma/vhca.h>
 
 #include "vhca.h"
@@ -69,10 +72,65 @@ void vhca_counted_end(struct vhca_dev *vdev, struct vhca_counted *cnt,
 		      bool success);
 int vhca_devmem_init(struct vhca_dev *vdev);
 void vhca_devmem_fini(struct vhca_dev *vdev);
+int vhca_mkey_users_init(struct vhca_dev *vdev);
+void vhca_mkey_users_fini(struct vhca_dev *vdev);
+void vhca_mkey_drain(struct vhca_dev *vdev, u32 index);
 int vhca_read_mkey(struct vhca_dev *vdev, u32 index, struct mrc_mkey_ctx *out);
 int vhca_mkey_xlt_check(struct vhca_dev *vdev, const struct mrc_mkey_ctx *ctx);
 const char *vhca_mkey_state_name(u8 state);
 const char *vhca_access_mode_name(u8 mode);
+
+/**
+ * vhca_mkey_put - release a slot held by vhca_mkey_get()
+ * @vdev: the device
+ * @key: the key that was got
+ *
+ * Context: any context; does not sleep.
+ */
+static inline void vhca_mkey_put(struct vhca_dev *vdev, u32 key)
+{
+	atomic_t *users = &vdev->mkey_users[mrc_key_index(key)];
+
+	/* Fully ordered: every byte is copied before the count drops. */
+	if (atomic_dec_and_test(users))
+		wake_up_var(users);
+}
+
+/**
+ * vhca_mkey_get - look a key up and hold its slot against invalidation
+ * @vdev: the device
+ * @key: any 32-bit value
+ * @ctx: out: the slot's context, stable until vhca_mkey_put()
+ *
+ * Context: any context; does not sleep.
+ * Return: 0 with the slot held, or -ENOKEY if the slot does not exist, is
+ * not VALID or holds another key (another variant); nothing is held then.
+ */
+static inline int vhca_mkey_get(struct vhca_dev *vdev, u32 key,
+				struct mrc_mkey_ctx *ctx)
+{
+	u32 index = mrc_key_index(key);
+	atomic_t *users;
+
+	if (!index || index >= vdev->mdev.caps.max_mkeys)
+		return -ENOKEY;
+
+	/* Leave the count of a revoked slot alone, so its drain finishes. */
+	if (readb(vhca_mkc_slot(vdev, index) + VHCA_MKC_STATE) !=
+	    MRC_MKEY_VALID)
+		return -ENOKEY;
+
+	users = &vdev->mkey_users[index];
+	atomic_inc(users);
+	/* Pairs with smp_mb() in vhca_mkey_drain(): count before state. */
+	smp_mb__after_atomic();
+	vhca_read_mkey(vdev, index, ctx);
+	if (ctx->state != MRC_MKEY_VALID || ctx->key != key) {
+		vhca_mkey_put(vdev, key);
+		return -ENOKEY;
+	}
+	return 0;
+}
 
 /* fabric.c: the in-kernel loopback fabric joining every vhca port */
 void vhca_fabric_add(struct vhca_dev *vdev);
@@ -133,6 +191,7 @@ int vhca_exec_bind_mw(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 mw_key,
 		      u32 mr_key, u64 addr, u64 length, u32 access);
 
 /* main.c */
+bool vhca_is_vhca(struct ib_device *ibdev);
 void vhca_dev_retire(struct vhca_dev *vdev);
 
 /* mr.c */
@@ -210,14 +269,9 @@ void vhca_dev_free(struct vhca_dev *vdev);
 int vhca_hw_init(struct vhca_dev *vdev, struct dentry *debugfs_root);
 int vhca_ib_register(struct vhca_dev *vdev);
 enum ib_port_state vhca_port_state(struct net_device *ndev);
-bool vhca_is_vhca(struct ib_device *ibdev);
+void vhca_dealloc_driver(struct ib_device *ibdev);
 
 /* walker.c */
-int vhca_walker_init(struct vhca_dev *vdev);
-void vhca_walker_fini(struct vhca_dev *vdev);
-int vhca_mkey_get(struct vhca_dev *vdev, u32 key, struct mrc_mkey_ctx *ctx);
-void vhca_mkey_put(struct vhca_dev *vdev, u32 key);
-void vhca_mkey_drain(struct vhca_dev *vdev, u32 index);
 int vhca_access(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key, u64 iova,
 		void *buf, size_t len, enum vhca_access_dir dir);
 int vhca_access_counted(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,

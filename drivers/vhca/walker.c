@@ -77,14 +77,6 @@
  * requester named included; a deeper one fails -EINVAL, so the
  * recursion is bounded whatever device memory holds (a KLM entry naming
  * its own key included).
- *
- * Drain: every slot has a count of walkers inside it. A walker raises the
- * count before it reads the state and drops it after its last byte, and
- * the device side of invalidation stores INVALID and then waits for the
- * count to reach zero (vhca_mkey_drain()). With a full barrier on each
- * side, either the walker sees INVALID or the invalidation sees the count,
- * so once invalidate_mkey returns no walker still uses the old context,
- * its entries or the memory they named.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -173,77 +165,6 @@ static int vhca_dir_right(enum vhca_access_dir dir, u32 *right)
 		return 0;
 	}
 	return -EINVAL;
-}
-
-/**
- * vhca_mkey_get - look a key up and hold its slot against invalidation
- * @vdev: the device
- * @key: any 32-bit value
- * @ctx: out: the slot's context, stable until vhca_mkey_put()
- *
- * Context: any context; does not sleep.
- * Return: 0 with the slot held, or -ENOKEY if the slot does not exist, is
- * not VALID or holds another key (another variant); nothing is held then.
- */
-int vhca_mkey_get(struct vhca_dev *vdev, u32 key, struct mrc_mkey_ctx *ctx)
-{
-	u32 index = mrc_key_index(key);
-	atomic_t *users;
-
-	if (!index || index >= vdev->mdev.caps.max_mkeys)
-		return -ENOKEY;
-
-	/* Leave the count of a revoked slot alone, so its drain finishes. */
-	if (readb(vhca_mkc_slot(vdev, index) + VHCA_MKC_STATE) !=
-	    MRC_MKEY_VALID)
-		return -ENOKEY;
-
-	users = &vdev->mkey_users[index];
-	atomic_inc(users);
-	/* Pairs with smp_mb() in vhca_mkey_drain(): count before state. */
-	smp_mb__after_atomic();
-	vhca_read_mkey(vdev, index, ctx);
-	if (ctx->state != MRC_MKEY_VALID || ctx->key != key) {
-		vhca_mkey_put(vdev, key);
-		return -ENOKEY;
-	}
-	return 0;
-}
-
-/**
- * vhca_mkey_put - release a slot held by vhca_mkey_get()
- * @vdev: the device
- * @key: the key that was got
- *
- * Context: any context; does not sleep.
- */
-void vhca_mkey_put(struct vhca_dev *vdev, u32 key)
-{
-	atomic_t *users = &vdev->mkey_users[mrc_key_index(key)];
-
-	/* Fully ordered: every byte is copied before the count drops. */
-	if (atomic_dec_and_test(users))
-		wake_up_var(users);
-}
-
-/**
- * vhca_mkey_drain - wait for the walkers inside a revoked slot
- * @vdev: the device
- * @index: a slot whose state the caller has just set to INVALID
- *
- * Context: process context; sleeps while walkers are inside the slot.
- */
-void vhca_mkey_drain(struct vhca_dev *vdev, u32 index)
-{
-	atomic_t *users = &vdev->mkey_users[index];
-
-	/* Pairs with smp_mb__after_atomic() in vhca_mkey_get(). */
-	smp_mb();
-	/*
-	 * Acquire: what the caller reads next (e.g. a bounce buffer a walker
-	 * just wrote) must not be read before the count was seen at zero.
-	 */
-	wait_var_event(users, !atomic_read_acquire(users));
 }
 
 /*
@@ -818,26 +739,3 @@ int vhca_mkey_info(struct ib_device *ibdev, u32 key, u8 *page_shift,
 	return 0;
 }
 EXPORT_SYMBOL_GPL(vhca_mkey_info);
-
-/**
- * vhca_walker_init - allocate the walkers' per-slot counts
- * @vdev: the device; @vdev->mdev.caps gives the slot count
- *
- * Return: 0 or -ENOMEM.
- */
-int vhca_walker_init(struct vhca_dev *vdev)
-{
-	vdev->mkey_users = kvcalloc(vdev->mdev.caps.max_mkeys,
-				    sizeof(*vdev->mkey_users), GFP_KERNEL);
-	return vdev->mkey_users ? 0 : -ENOMEM;
-}
-
-/**
- * vhca_walker_fini - free the walkers' per-slot counts
- * @vdev: the device; every slot is INVALID and drained
- */
-void vhca_walker_fini(struct vhca_dev *vdev)
-{
-	kvfree(vdev->mkey_users);
-	vdev->mkey_users = NULL;
-}

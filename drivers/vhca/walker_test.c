@@ -60,7 +60,7 @@ static int walker_test_init(struct kunit *test)
 	err = vhca_devmem_init(vdev);
 	if (err)
 		return err;
-	err = vhca_walker_init(vdev);
+	err = vhca_mkey_users_init(vdev);
 	if (err)
 		return err;
 	for (i = 0; i < WT_PAGES; i++) {
@@ -93,7 +93,7 @@ static void walker_test_exit(struct kunit *test)
 	for (i = 0; i < WT_PAGES; i++)
 		if (ctx->pages[i])
 			__free_page(ctx->pages[i]);
-	vhca_walker_fini(ctx->vdev);
+	vhca_mkey_users_fini(ctx->vdev);
 	vhca_devmem_fini(ctx->vdev);
 }
 
