@@ -19,7 +19,11 @@
  * there is room, so that a consumer tearing the CQ down still sees its
  * drain completions.
  *
- * Kernel consumers only: there are no user CQs.
+ * A user CQ (rxe's user ABI) is a ring of struct ib_uverbs_wc the
+ * process maps and polls itself (struct vhca_cq's uring): vhca_cq_post()
+ * writes it through vhca_ucq_push() (queue_user.c) under the same lock,
+ * with the same notification and overflow rules; req_notify_cq arms it as
+ * any CQ; poll_cq through the kernel has nothing to do with it.
  */
 #include <linux/slab.h>
 
@@ -39,32 +43,60 @@ static u32 vhca_cq_count(struct vhca_cq *cq)
 	return cq->size - cq->tail + cq->head;
 }
 
+/* A user CQ's ring: @cqe completions of struct ib_uverbs_wc. */
+static int vhca_ucq_ring(struct vhca_uring *r, struct ib_udata *udata,
+			 int cqe, struct mminfo *mi)
+{
+	if (udata->outlen < sizeof(struct rxe_create_cq_resp))
+		return -EINVAL;
+	BUILD_BUG_ON(sizeof(struct rxe_create_cq_resp) !=
+		     sizeof(struct rxe_resize_cq_resp));
+	return vhca_uring_init(r, udata, cqe, sizeof(struct ib_uverbs_wc), mi);
+}
+
 /**
  * vhca_create_cq - create a completion queue
  * @ibcq: the CQ ib_core allocated
  * @attr: size, completion vector and flags
- * @udata: userspace data; user CQs are not supported
+ * @udata: NULL for a kernel CQ; for a user CQ, librxe's: no input, a
+ *	struct rxe_create_cq_resp out (where to map the ring)
  *
- * Return: 0, -EOPNOTSUPP for a user CQ or any creation flag, -EINVAL for
- * a size outside [1, VHCA_MAX_CQE] or a bad vector, or -ENOMEM.
+ * Return: 0, -EOPNOTSUPP for any creation flag or unknown driver input,
+ * -EINVAL for a size outside [1, VHCA_MAX_CQE], a bad vector or a short
+ * response buffer, -EFAULT, or -ENOMEM.
  */
 int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata)
 {
 	struct vhca_cq *cq = to_vhca_cq(ibcq);
+	struct rxe_create_cq_resp resp = {};
+	int n;
 
-	if (udata || attr->flags)
+	if (attr->flags || vhca_udata_in_check(udata, 0))
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > VHCA_MAX_CQE)
 		return -EINVAL;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
 
+	spin_lock_init(&cq->lock);
+	if (udata) {
+		n = vhca_ucq_ring(&cq->uring, udata, attr->cqe, &resp.mi);
+		if (n < 0)
+			return n;
+		n = vhca_udata_out(udata, &resp, sizeof(resp));
+		if (n) {
+			vhca_uring_fini(&cq->uring);
+			return n;
+		}
+		ibcq->cqe = attr->cqe;
+		return 0;
+	}
+
 	cq->ring = kvcalloc(attr->cqe + 1, sizeof(*cq->ring), GFP_KERNEL);
 	if (!cq->ring)
 		return -ENOMEM;
 
-	spin_lock_init(&cq->lock);
 	cq->size = attr->cqe + 1;
 	ibcq->cqe = attr->cqe;
 	return 0;
@@ -79,7 +111,10 @@ int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
  */
 int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
-	kvfree(to_vhca_cq(ibcq)->ring);
+	struct vhca_cq *cq = to_vhca_cq(ibcq);
+
+	vhca_uring_fini(&cq->uring);
+	kvfree(cq->ring);
 	return 0;
 }
 
@@ -95,17 +130,46 @@ static bool vhca_cq_fits(struct vhca_cq *cq, u32 cqe)
 	return fits;
 }
 
+/*
+ * Resize a user CQ: a new ring, whose place the process learns before the
+ * CQ moves to it; the old one goes once the completions have moved.
+ */
+static int vhca_resize_ucq(struct vhca_cq *cq, int cqe, struct ib_udata *udata)
+{
+	struct rxe_resize_cq_resp resp = {};
+	struct vhca_uring r = {};
+	unsigned long flags;
+	int err;
+
+	err = vhca_ucq_ring(&r, udata, cqe, &resp.mi);
+	if (err < 0)
+		return err;
+	err = vhca_udata_out(udata, &resp, sizeof(resp));
+	if (!err) {
+		spin_lock_irqsave(&cq->lock, flags);
+		err = vhca_ucq_move(cq, &r, cqe);
+		if (!err)
+			cq->ibcq.cqe = cqe;
+		spin_unlock_irqrestore(&cq->lock, flags);
+	}
+	/* The old ring after a move, else the unused new one. */
+	vhca_uring_fini(&r);
+	return err;
+}
+
 /**
  * vhca_resize_cq - change the number of completions a CQ holds
  * @ibcq: the CQ
  * @cqe: the new size
- * @udata: userspace data; user CQs are not supported
+ * @udata: NULL for a kernel CQ; for a user CQ, librxe's: no input, a
+ *	struct rxe_resize_cq_resp out (where to map the new ring)
  *
  * The new ring is allocated without the lock; the queued completions move
  * to it, in order, under the lock. An overflowed CQ stays in error.
  *
- * Return: 0, -EOPNOTSUPP with @udata, -EINVAL if @cqe is above
- * VHCA_MAX_CQE or below the completions queued (or 1), or -ENOMEM.
+ * Return: 0, -EOPNOTSUPP for unknown driver input, -EINVAL if @cqe is
+ * above VHCA_MAX_CQE or below the completions queued (or 1) or for a short
+ * response buffer, -EFAULT, or -ENOMEM.
  */
 int vhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
@@ -114,9 +178,13 @@ int vhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	unsigned long flags;
 	u32 n;
 
-	if (udata)
+	if (vhca_udata_in_check(udata, 0))
 		return -EOPNOTSUPP;
-	if (cqe < 1 || cqe > VHCA_MAX_CQE || !vhca_cq_fits(cq, cqe))
+	if (cqe < 1 || cqe > VHCA_MAX_CQE)
+		return -EINVAL;
+	if (cq->uring.buf)
+		return vhca_resize_ucq(cq, cqe, udata);
+	if (udata || !vhca_cq_fits(cq, cqe))
 		return -EINVAL;
 
 	ring = kvcalloc(cqe + 1, sizeof(*ring), GFP_KERNEL);
@@ -154,13 +222,18 @@ int vhca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
  * Callable from any context, on several CPUs at once.
  *
  * Return: the number of completions taken, 0 if there were none. Never
- * negative, even after an overflow (see the top of this file).
+ * negative, even after an overflow (see the top of this file), but for a
+ * user CQ, polled by the process in its ring: -EOPNOTSUPP (a raw POLL_CQ
+ * command).
  */
 int vhca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
 	struct vhca_cq *cq = to_vhca_cq(ibcq);
 	unsigned long flags;
 	int n = 0;
+
+	if (cq->uring.buf)
+		return -EOPNOTSUPP;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	while (n < num_entries && cq->tail != cq->head) {
@@ -196,7 +269,8 @@ int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 		cq->notify = IB_CQ_NEXT_COMP;
 	else if ((flags & IB_CQ_SOLICITED) && cq->notify != IB_CQ_NEXT_COMP)
 		cq->notify = IB_CQ_SOLICITED;
-	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->head != cq->tail)
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    (cq->uring.buf ? !vhca_ucq_empty(cq) : cq->head != cq->tail))
 		missed = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return missed;
@@ -287,16 +361,15 @@ int vhca_cq_post(struct vhca_cq *cq, const struct ib_wc *wc, bool solicited)
 	bool first;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	if (unlikely(vhca_cq_next(cq, cq->head) == cq->tail)) {
-		first = !cq->overflow;
-		cq->overflow = true;
-		spin_unlock_irqrestore(&cq->lock, flags);
-		vhca_cq_lost(cq, wc, first);
-		return -ENOSPC;
+	if (cq->uring.buf) {
+		if (unlikely(!vhca_ucq_push(cq, wc)))
+			goto lost;
+	} else {
+		if (unlikely(vhca_cq_next(cq, cq->head) == cq->tail))
+			goto lost;
+		cq->ring[cq->head] = *wc;
+		cq->head = vhca_cq_next(cq, cq->head);
 	}
-
-	cq->ring[cq->head] = *wc;
-	cq->head = vhca_cq_next(cq, cq->head);
 	if (vhca_cq_due(cq, wc, solicited)) {
 		cq->notify = 0;
 		if (cq->in_handler) {
@@ -311,4 +384,11 @@ int vhca_cq_post(struct vhca_cq *cq, const struct ib_wc *wc, bool solicited)
 	if (call)
 		vhca_cq_run_handler(cq);
 	return 0;
+
+lost:
+	first = !cq->overflow;
+	cq->overflow = true;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	vhca_cq_lost(cq, wc, first);
+	return -ENOSPC;
 }

@@ -45,6 +45,11 @@
  *   LOCAL_INV refused                           IB_WC_LOC_PROT_ERR
  *   UD: the source GID is gone                  IB_WC_LOC_QP_OP_ERR
  *   UD: message longer than 4096 bytes          IB_WC_LOC_LEN_ERR
+ *   a user ring's WQE refused by its checks     the status they chose
+ *     (queue_user.c): an opcode the QP type lacks: IB_WC_LOC_QP_OP_ERR,
+ *     too many SGEs or too much inline data: IB_WC_LOC_LEN_ERR, an
+ *     unknown AH: IB_WC_LOC_QP_OP_ERR, a window key with another index:
+ *     IB_WC_MW_BIND_ERR
  * An error completion moves the requester QP to ERR; the rest of its send
  * queue completes with IB_WC_WR_FLUSH_ERR.
  */
@@ -315,6 +320,11 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 	u64 len;
 
 	*byte_len = 0;
+	/* A user WQE that failed its checks (queue_user.c): nothing runs. */
+	if (unlikely(wqe->refused != IB_WC_SUCCESS)) {
+		*status = wqe->refused;
+		return VHCA_DONE;
+	}
 	if (vhca_opcode_local(wqe->opcode)) {
 		*status = vhca_exec_local(qp, wqe);
 		return VHCA_DONE;

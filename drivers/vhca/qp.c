@@ -477,6 +477,16 @@ static void vhca_qp_reset_queues(struct vhca_qp *qp)
 {
 	unsigned long flags;
 
+	if (qp->sq.uring.buf) {
+		vhca_usq_reset(&qp->sq);
+		if (qp->srq)
+			return;
+		spin_lock_irqsave(&qp->rq.lock, flags);
+		vhca_urq_reset(&qp->rq);
+		spin_unlock_irqrestore(&qp->rq.lock, flags);
+		return;
+	}
+
 	spin_lock_irqsave(&qp->sq.lock, flags);
 	qp->sq.head = 0;
 	qp->sq.tail = 0;
@@ -576,15 +586,16 @@ static void vhca_qp_apply(struct vhca_qp *qp, const struct ib_qp_attr *attr,
  * @ibqp: the QP
  * @attr: the new attributes
  * @mask: which of them to apply
- * @udata: must be NULL: kernel QPs only
+ * @udata: NULL, or a user QP's: librxe sends no driver data
  *
  * The values are checked, then the transition, and both applied under
  * state_lock, where the engine reads them. What the new state asks of the
  * engine happens after: RESET and SQD wait for it to leave the QP (so
  * this may sleep), ERR and RTS kick it.
  *
- * Return: 0; -EOPNOTSUPP with @udata or an alternate path; -EINVAL for a
- * bad value or a transition IBTA does not allow with this @mask.
+ * Return: 0; -EOPNOTSUPP for unknown driver input or an alternate path;
+ * -EINVAL for a bad value or a transition IBTA does not allow with this
+ * @mask.
  */
 int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
@@ -594,7 +605,7 @@ int vhca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	unsigned long flags;
 	int err;
 
-	if (udata)
+	if (vhca_udata_in_check(udata, 0))
 		return -EOPNOTSUPP;
 
 	err = vhca_qp_check_attr(attr, mask, ibqp->qp_type);
@@ -688,8 +699,40 @@ static int vhca_sq_init(struct vhca_sq *sq, const struct ib_qp_cap *cap)
 	return sq->wqe ? 0 : -ENOMEM;
 }
 
+/*
+ * A user send queue: the ring librxe writes, and one slot of @sq->wqe,
+ * where the engine stages the element it executes (queue_user.c).
+ */
+static int vhca_sq_init_user(struct vhca_sq *sq, const struct ib_qp_cap *cap,
+			     struct ib_udata *udata, struct mminfo *mi)
+{
+	int n;
+
+	spin_lock_init(&sq->lock);
+	sq->max_wr = cap->max_send_wr;
+	sq->max_sge = cap->max_send_sge;
+	sq->max_inline = cap->max_inline_data;
+	sq->stride = vhca_sq_stride(sq->max_sge, sq->max_inline);
+	sq->size = 1;
+	sq->head = 0;
+	sq->tail = 0;
+	sq->staged = false;
+	sq->wqe = kzalloc(sq->stride, GFP_KERNEL);
+	if (!sq->wqe)
+		return -ENOMEM;
+	n = vhca_uring_init(&sq->uring, udata, sq->max_wr,
+			    vhca_user_sq_elem(sq->max_sge, sq->max_inline), mi);
+	if (n < 0) {
+		kfree(sq->wqe);
+		sq->wqe = NULL;
+		return n;
+	}
+	return 0;
+}
+
 static void vhca_sq_fini(struct vhca_sq *sq)
 {
+	vhca_uring_fini(&sq->uring);
 	kvfree(sq->wqe);
 	sq->wqe = NULL;
 }
@@ -733,7 +776,7 @@ static void vhca_qp_setup(struct vhca_qp *qp, struct vhca_dev *vdev,
 	qp->attr.port_num = VHCA_PORT_NUM;
 	qp->pdn = to_vhca_pd(qp->ibqp.pd)->base_pd.pdn;
 	qp->srq = init->srq ? to_vhca_srq(init->srq) : NULL;
-	qp->qops = &vhca_kern_queue_ops;
+	qp->qops = &vhca_kern_queue_ops;	/* a user QP's: create_qp */
 	qp->scq = to_vhca_cq(init->send_cq);
 	qp->rcq = to_vhca_cq(init->recv_cq);
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -744,30 +787,38 @@ static void vhca_qp_setup(struct vhca_qp *qp, struct vhca_dev *vdev,
  * @ibqp: the QP ib_core allocated (INIT_RDMA_OBJ_SIZE), its pd set
  * @init: the creation attributes; @init->cap is rewritten with the caps
  *	granted
- * @udata: must be NULL: kernel QPs only
+ * @udata: NULL for a kernel QP; for a user QP (RC or UD), librxe's: no
+ *	input, a struct rxe_create_qp_resp out (where to map the rings)
  *
  * Checks everything first, reserves the QP number, builds the queues and
  * the engine's work items, and stores the QP in vdev->qps last: a lookup
- * finds a complete QP or none.
+ * finds a complete QP or none. A user QP's send queue and (without an
+ * SRQ) receive queue are rings the process maps; its queue ops are
+ * vhca_user_queue_ops.
  *
- * Return: 0; -EOPNOTSUPP with @udata or for what vhca_qp_check_init()
- * refuses; -EINVAL for bad caps; -EBUSY if the GSI QP exists; -ENOMEM
- * without memory or with VHCA_MAX_QP QPs live.
+ * Return: 0; -EOPNOTSUPP for what vhca_qp_check_init() refuses, a user
+ * GSI QP or unknown driver input; -EINVAL for bad caps or a short
+ * response buffer; -EBUSY if the GSI QP exists; -EFAULT; -ENOMEM without
+ * memory or with VHCA_MAX_QP QPs live.
  */
 int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   struct ib_udata *udata)
 {
 	struct vhca_dev *vdev = to_vhca_dev(ibqp->device);
 	struct vhca_qp *qp = to_vhca_qp(ibqp);
+	struct rxe_create_qp_resp resp = {};
 	struct ib_qp_cap cap;
 	u32 qpn;
 	int err;
 
-	if (udata)
-		return -EOPNOTSUPP;
 	err = vhca_qp_check_init(init);
 	if (err)
 		return err;
+	if (udata && (init->qp_type == IB_QPT_GSI ||
+		      vhca_udata_in_check(udata, 0)))
+		return -EOPNOTSUPP;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
 	cap = init->cap;
 	err = vhca_qp_caps(&cap, !!init->srq);
 	if (err)
@@ -778,13 +829,29 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return err;
 
 	vhca_qp_setup(qp, vdev, init);
-	err = vhca_sq_init(&qp->sq, &cap);
+	if (udata) {
+		qp->qops = &vhca_user_queue_ops;
+		err = vhca_sq_init_user(&qp->sq, &cap, udata, &resp.sq_mi);
+	} else {
+		err = vhca_sq_init(&qp->sq, &cap);
+	}
 	if (err)
 		goto out_release_qpn;
 	if (!qp->srq) {
-		err = vhca_rq_init(&qp->rq, cap.max_recv_wr, cap.max_recv_sge);
+		if (udata)
+			err = vhca_rq_init_user(&qp->rq, cap.max_recv_wr,
+						cap.max_recv_sge, udata,
+						&resp.rq_mi);
+		else
+			err = vhca_rq_init(&qp->rq, cap.max_recv_wr,
+					   cap.max_recv_sge);
 		if (err)
 			goto out_free_sq;
+	}
+	if (udata) {
+		err = vhca_udata_out(udata, &resp, sizeof(resp));
+		if (err)
+			goto out_free_rq;
 	}
 	vhca_engine_qp_init(qp);
 	ibqp->qp_num = qpn;
@@ -797,6 +864,9 @@ int vhca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    qp->srq ? "yes" : "no");
 	return 0;
 
+out_free_rq:
+	if (!qp->srq)
+		vhca_rq_fini(&qp->rq);
 out_free_sq:
 	vhca_sq_fini(&qp->sq);
 out_release_qpn:
@@ -919,8 +989,12 @@ static enum ib_qp_state vhca_qp_snapshot(struct vhca_qp *qp, u32 *qkey)
  * before it stay queued. In ERR the WRs are queued for the engine to
  * flush (ib_drain_sq() waits for such a flush). Never sleeps.
  *
- * Return: 0; -EINVAL before RTS or for a bad WR; -ENOMEM if the queue is
- * full.
+ * For a user QP this is the doorbell: librxe has written the WQEs into the
+ * ring and posts no WR (ib_uverbs' POST_SEND with wr_count 0); the engine
+ * is kicked to take them from the ring.
+ *
+ * Return: 0; -EINVAL before RTS, for a bad WR, or for any WR on a user QP;
+ * -ENOMEM if the queue is full.
  */
 int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
@@ -935,9 +1009,13 @@ int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	state = vhca_qp_snapshot(qp, &qkey);
 	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
-	    state == IB_QPS_RTR) {
+	    state == IB_QPS_RTR || (sq->uring.buf && wr)) {
 		*bad_wr = wr;
 		return -EINVAL;
+	}
+	if (sq->uring.buf) {
+		vhca_engine_kick(qp);
+		return 0;
 	}
 
 	spin_lock_irqsave(&sq->lock, flags);

@@ -5,10 +5,10 @@
  * The engine (engine.c, resp.c) takes the next send WQE of a QP, takes a
  * receive for a QP (its RQ or its SRQ), posts completions and moves a QP
  * to ERR only through the ops table the QP points to (qp->qops), never
- * through the queues' own fields or locks. One implementation exists
- * today, for the kernel queues create_qp builds (queue_kern.c, over
- * qp.c, srq.c and cq.c); a user QP's mmapped rings (rxe's user ABI) would
- * be a second table, set by create_qp, with no change to the engine.
+ * through the queues' own fields or locks. Two implementations exist:
+ * the kernel queues create_qp builds (queue_kern.c, over qp.c, srq.c and
+ * cq.c), and a user QP's mmapped rings of rxe's user ABI (queue_user.c),
+ * set by create_qp, with no change to the engine.
  *
  * Every op is called from the engine's worker, holding no QP, queue or CQ
  * lock, and never sleeps. A send WQE and a receive are handed over as
@@ -61,6 +61,17 @@ struct vhca_queue_ops {
 
 /* queue_kern.c: the kernel queues of qp.c, srq.c and cq.c */
 extern const struct vhca_queue_ops vhca_kern_queue_ops;
+/* queue_user.c: a user QP's rings (rxe's user ABI) */
+extern const struct vhca_queue_ops vhca_user_queue_ops;
+
+/* The receive and completion ops both tables use (queue_kern.c). */
+enum vhca_take vhca_queue_take_recv(struct vhca_qp *rqp,
+				    struct vhca_recv_wqe *rwqe);
+void vhca_queue_rx_done(struct vhca_qp *rqp);
+void vhca_queue_flush_rq(struct vhca_qp *qp);
+int vhca_qp_send_cqe(struct vhca_qp *qp, const struct ib_wc *wc);
+int vhca_qp_recv_cqe(struct vhca_qp *qp, const struct ib_wc *wc,
+		     bool solicited);
 
 static inline struct vhca_send_wqe *vhca_queue_sq_peek(struct vhca_qp *qp)
 {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vhca kernel queues, as the engine sees them: vhca_kern_queue_ops, the
- * struct vhca_queue_ops (queue.h) of every QP create_qp builds.
+ * struct vhca_queue_ops (queue.h) of every kernel QP create_qp builds. A
+ * user QP's table (queue_user.c) shares the receive and completion ops.
  *
  * The send queue is qp.c's ring of struct vhca_send_wqe slots: the engine
  * peeks at its tail under sq->lock and advances it once the WQE is
@@ -50,9 +51,10 @@ static void vhca_sq_advance(struct vhca_qp *qp)
 
 /*
  * Take a receive of @rqp into @rwqe, under the state check, and count it
- * in rqp->rx_busy so that a flush or reset of that RQ waits for it.
+ * in rqp->rx_busy so that a flush or reset of that RQ waits for it. The
+ * RQ or SRQ may be a user ring: vhca_rq_pop() and vhca_srq_pop() tell.
  */
-static enum vhca_take vhca_take_recv(struct vhca_qp *rqp,
+enum vhca_take vhca_queue_take_recv(struct vhca_qp *rqp,
 				     struct vhca_recv_wqe *rwqe)
 {
 	enum vhca_take ret = VHCA_GONE;
@@ -77,7 +79,7 @@ static enum vhca_take vhca_take_recv(struct vhca_qp *rqp,
 }
 
 /* A receive vhca_take_recv() took is completed. */
-static void vhca_rx_done(struct vhca_qp *rqp)
+void vhca_queue_rx_done(struct vhca_qp *rqp)
 {
 	unsigned long flags;
 	bool kick;
@@ -99,7 +101,7 @@ static void vhca_rx_done(struct vhca_qp *rqp)
  * handlers never run inside a verb the consumer called (post_recv,
  * modify_qp). Holds no QP lock while completing. Never sleeps.
  */
-static void vhca_qp_flush_rq(struct vhca_qp *qp)
+void vhca_queue_flush_rq(struct vhca_qp *qp)
 {
 	struct vhca_recv_buf rbuf;
 	struct ib_wc wc = {
@@ -118,14 +120,14 @@ static void vhca_qp_flush_rq(struct vhca_qp *qp)
 	}
 }
 
-/* --- completions --- */
+/* --- completions: vhca_cq_post() writes a user CQ's ring itself --- */
 
-static int vhca_send_cqe(struct vhca_qp *qp, const struct ib_wc *wc)
+int vhca_qp_send_cqe(struct vhca_qp *qp, const struct ib_wc *wc)
 {
 	return vhca_cq_post(qp->scq, wc, false);
 }
 
-static int vhca_recv_cqe(struct vhca_qp *qp, const struct ib_wc *wc,
+int vhca_qp_recv_cqe(struct vhca_qp *qp, const struct ib_wc *wc,
 			 bool solicited)
 {
 	return vhca_cq_post(qp->rcq, wc, solicited);
@@ -135,10 +137,10 @@ const struct vhca_queue_ops vhca_kern_queue_ops = {
 	.sq_peek = vhca_sq_tail,
 	.sq_pending = vhca_sq_pending,
 	.sq_advance = vhca_sq_advance,
-	.rq_take = vhca_take_recv,
-	.rq_done = vhca_rx_done,
-	.rq_flush = vhca_qp_flush_rq,
-	.send_cqe = vhca_send_cqe,
-	.recv_cqe = vhca_recv_cqe,
+	.rq_take = vhca_queue_take_recv,
+	.rq_done = vhca_queue_rx_done,
+	.rq_flush = vhca_queue_flush_rq,
+	.send_cqe = vhca_qp_send_cqe,
+	.recv_cqe = vhca_qp_recv_cqe,
 	.error = vhca_qp_error,
 };

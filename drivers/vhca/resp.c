@@ -79,6 +79,19 @@ static void vhca_fill_recv(struct vhca_peer *peer, struct vhca_req *req,
 	u64 room;
 	int err;
 
+	/* A user ring's receive that failed its checks (queue_user.c). */
+	if (unlikely(rwqe->bad)) {
+		vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_QP_OP_ERR, &wc,
+				 solicited);
+		if (ud) {
+			*status = IB_WC_SUCCESS;
+			return;
+		}
+		vhca_queue_error(rqp);
+		*status = IB_WC_REM_OP_ERR;
+		return;
+	}
+
 	vhca_cursor_sgl(&dst, rqp, rwqe->sge, rwqe->num_sge,
 			VHCA_ACCESS_LOCAL_WRITE);
 	room = vhca_sge_bytes(rwqe->sge, rwqe->num_sge);

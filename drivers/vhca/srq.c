@@ -15,7 +15,10 @@
  * Arming with fewer receives already queued fires at the next receive
  * taken, not at once. Resizing an SRQ (IB_SRQ_MAX_WR) is not supported.
  *
- * Kernel consumers only: there are no user SRQs.
+ * A user RQ or SRQ (rxe's user ABI) is a ring shared with the process
+ * instead (struct vhca_rq's uring): librxe posts into it with no verb,
+ * the engine takes from it through vhca_urq_pop() (queue_user.c), under
+ * the same lock, with the same limit rule.
  */
 #include <linux/log2.h>
 #include <linux/overflow.h>
@@ -60,11 +63,45 @@ int vhca_rq_init(struct vhca_rq *rq, u32 max_wr, u32 max_sge)
 }
 
 /**
+ * vhca_rq_init_user - build a user receive queue or SRQ: a shared ring
+ * @rq: the queue
+ * @max_wr: receives it must hold, 1 to VHCA_MAX_QP_WR
+ * @max_sge: SGEs per receive, up to VHCA_MAX_SGE
+ * @udata: the create verb's udata (the user context)
+ * @mi: out, where the process maps the ring
+ *
+ * librxe writes struct rxe_recv_wqe elements into the ring and moves its
+ * producer index; the engine takes them (vhca_urq_pop()).
+ *
+ * Return: 0, -EINVAL for bad sizes, or -ENOMEM.
+ */
+int vhca_rq_init_user(struct vhca_rq *rq, u32 max_wr, u32 max_sge,
+		      struct ib_udata *udata, struct mminfo *mi)
+{
+	int n;
+
+	if (max_wr < 1 || max_wr > VHCA_MAX_QP_WR || max_sge > VHCA_MAX_SGE)
+		return -EINVAL;
+
+	n = vhca_uring_init(&rq->uring, udata, max_wr,
+			    vhca_user_rq_elem(max_sge), mi);
+	if (n < 0)
+		return n;
+	spin_lock_init(&rq->lock);
+	rq->max_wr = max_wr;
+	rq->max_sge = max_sge;
+	rq->head = 0;
+	rq->tail = 0;
+	return 0;
+}
+
+/**
  * vhca_rq_fini - free a receive queue
  * @rq: the queue; nothing posts to or consumes from it any more
  */
 void vhca_rq_fini(struct vhca_rq *rq)
 {
+	vhca_uring_fini(&rq->uring);
 	kvfree(rq->wqe);
 	rq->wqe = NULL;
 }
@@ -77,8 +114,9 @@ void vhca_rq_fini(struct vhca_rq *rq)
  *
  * The receives before the one that failed stay queued. Never sleeps.
  *
- * Return: 0, -EINVAL if a receive has more SGEs than @rq allows, or
- * -ENOMEM if the queue holds max_wr receives already.
+ * Return: 0, -EINVAL if a receive has more SGEs than @rq allows,
+ * -ENOMEM if the queue holds max_wr receives already, or -EOPNOTSUPP for
+ * a user queue (a ring: a raw POST_RECV command has no place there).
  */
 int vhca_rq_post(struct vhca_rq *rq, const struct ib_recv_wr *wr,
 		 const struct ib_recv_wr **bad_wr)
@@ -86,6 +124,12 @@ int vhca_rq_post(struct vhca_rq *rq, const struct ib_recv_wr *wr,
 	struct vhca_recv_wqe *wqe;
 	unsigned long flags;
 	int err = 0;
+
+	/* A user queue's receives are posted to its ring, by librxe. */
+	if (rq->uring.buf) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
 
 	spin_lock_irqsave(&rq->lock, flags);
 	for (; wr; wr = wr->next) {
@@ -112,17 +156,30 @@ int vhca_rq_post(struct vhca_rq *rq, const struct ib_recv_wr *wr,
 	return err;
 }
 
+/* Receives queued; the queue's lock held. */
+static u32 vhca_rq_count(struct vhca_rq *rq)
+{
+	lockdep_assert_held(&rq->lock);
+
+	if (rq->uring.buf)
+		return vhca_urq_count(rq);
+	return rq->head - rq->tail;
+}
+
 static bool __vhca_rq_pop(struct vhca_rq *rq, struct vhca_recv_wqe *out)
 {
 	const struct vhca_recv_wqe *wqe;
 
 	lockdep_assert_held(&rq->lock);
 
+	if (rq->uring.buf)
+		return vhca_urq_pop(rq, out);
 	if (rq->head == rq->tail)
 		return false;
 
 	wqe = vhca_rq_slot(rq, rq->tail);
 	out->wr_id = wqe->wr_id;
+	out->bad = false;
 	out->num_sge = wqe->num_sge;
 	memcpy(out->sge, wqe->sge, flex_array_size(wqe, sge, wqe->num_sge));
 	rq->tail++;
@@ -172,7 +229,7 @@ bool vhca_srq_pop(struct vhca_srq *srq, struct vhca_recv_wqe *out,
 	*limit_reached = false;
 	spin_lock_irqsave(&rq->lock, flags);
 	found = __vhca_rq_pop(rq, out);
-	if (found && srq->limit && rq->head - rq->tail < srq->limit) {
+	if (found && srq->limit && vhca_rq_count(rq) < srq->limit) {
 		srq->limit = 0;
 		*limit_reached = true;
 	}
@@ -203,28 +260,50 @@ void vhca_srq_limit_event(struct vhca_srq *srq)
  * @ibsrq: the SRQ ib_core allocated
  * @init_attr: type and limits; attr.max_wr and attr.max_sge are set to
  *	what the SRQ holds
- * @udata: userspace data; user SRQs are not supported
+ * @udata: NULL for a kernel SRQ; for a user SRQ, librxe's: no input, a
+ *	struct rxe_create_srq_resp out (the ring's mminfo; srq_num 0: vhca
+ *	has no XRC)
  *
- * Return: 0, -EOPNOTSUPP for a user SRQ or a type other than
- * IB_SRQT_BASIC, -EINVAL for max_wr outside [1, VHCA_MAX_SRQ_WR], max_sge
- * above VHCA_MAX_SGE or srq_limit above max_wr, or -ENOMEM.
+ * A user SRQ's receives are a ring the process maps (vhca_rq_init_user()).
+ *
+ * Return: 0, -EOPNOTSUPP for a type other than IB_SRQT_BASIC or unknown
+ * driver input, -EINVAL for max_wr outside [1, VHCA_MAX_SRQ_WR], max_sge
+ * above VHCA_MAX_SGE, srq_limit above max_wr or a short response buffer,
+ * -EFAULT, or -ENOMEM.
  */
 int vhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
 		    struct ib_udata *udata)
 {
 	struct vhca_srq *srq = to_vhca_srq(ibsrq);
 	struct ib_srq_attr *attr = &init_attr->attr;
+	struct rxe_create_srq_resp resp = {};
 	int err;
 
-	if (udata || init_attr->srq_type != IB_SRQT_BASIC)
+	if (init_attr->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
+	err = vhca_udata_in_check(udata, 0);
+	if (err)
+		return err;
 	if (attr->max_wr < 1 || attr->max_wr > VHCA_MAX_SRQ_WR ||
 	    attr->max_sge > VHCA_MAX_SGE || attr->srq_limit > attr->max_wr)
 		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
 
-	err = vhca_rq_init(&srq->rq, attr->max_wr, attr->max_sge);
+	if (udata)
+		err = vhca_rq_init_user(&srq->rq, attr->max_wr, attr->max_sge,
+					udata, &resp.mi);
+	else
+		err = vhca_rq_init(&srq->rq, attr->max_wr, attr->max_sge);
 	if (err)
 		return err;
+	if (udata) {
+		err = vhca_udata_out(udata, &resp, sizeof(resp));
+		if (err) {
+			vhca_rq_fini(&srq->rq);
+			return err;
+		}
+	}
 
 	srq->limit = attr->srq_limit;
 	attr->max_wr = srq->rq.max_wr;
@@ -237,12 +316,13 @@ int vhca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init_attr,
  * @ibsrq: the SRQ
  * @attr: the new srq_limit
  * @attr_mask: IB_SRQ_LIMIT; IB_SRQ_MAX_WR (resizing) is not supported
- * @udata: userspace data; user SRQs are not supported
+ * @udata: NULL, or librxe's struct rxe_modify_srq_cmd, whose address for
+ *	a resized ring's mminfo is unused: vhca does not resize SRQs
  *
  * A limit of 0 disarms.
  *
- * Return: 0, -EOPNOTSUPP for IB_SRQ_MAX_WR or with @udata, or -EINVAL for
- * an unknown mask bit or a limit above max_wr.
+ * Return: 0, -EOPNOTSUPP for IB_SRQ_MAX_WR or unknown driver input, or
+ * -EINVAL for an unknown mask bit or a limit above max_wr.
  */
 int vhca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		    enum ib_srq_attr_mask attr_mask, struct ib_udata *udata)
@@ -252,7 +332,9 @@ int vhca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 
 	if (attr_mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	if (udata || (attr_mask & IB_SRQ_MAX_WR))
+	if (attr_mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;
+	if (vhca_udata_in_check(udata, sizeof(struct rxe_modify_srq_cmd)))
 		return -EOPNOTSUPP;
 	if (!(attr_mask & IB_SRQ_LIMIT))
 		return 0;

@@ -101,6 +101,24 @@ static int vhca_query_device(struct ib_device *ibdev,
 	return 0;
 }
 
+/*
+ * Port 1's netdev, with a reference, for ib_core (GID table, port speed,
+ * rdma link). vhca does not hand it to ib_device_set_netdev(): that would
+ * also enter the device in ib_core's netdev hash, where rxe looks devices
+ * of its driver id up by netdev, and vhca has rxe's driver id (user ABI)
+ * but is not an rxe device. The netdev is held until dealloc_driver.
+ */
+static struct net_device *vhca_get_netdev(struct ib_device *ibdev,
+					  u32 port_num)
+{
+	struct net_device *ndev = to_vhca_dev(ibdev)->ndev;
+
+	if (port_num != VHCA_PORT_NUM)
+		return NULL;
+	dev_hold(ndev);
+	return ndev;
+}
+
 static void vhca_get_dev_fw_str(struct ib_device *ibdev, char *str)
 {
 	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u.%u", VHCA_FW_VER_MAJOR,
@@ -174,6 +192,8 @@ static int vhca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct vhca_pd *pd = to_vhca_pd(ibpd);
 	int err;
 
+	if (vhca_udata_in_check(udata, 0))
+		return -EOPNOTSUPP;
 	err = mrc_pd_init(&vdev->mdev, &pd->base_pd);
 	if (err)
 		return err;
@@ -263,30 +283,41 @@ void vhca_dealloc_driver(struct ib_device *ibdev)
 
 static const struct ib_device_ops vhca_dev_ops = {
 	.owner = THIS_MODULE,
-	.driver_id = RDMA_DRIVER_UNKNOWN,
+	/*
+	 * rxe's user ABI: librxe binds to the device by this id (see
+	 * "User space" in Documentation/mrcore/vhca.rst), version 2 as rxe's.
+	 */
+	.driver_id = RDMA_DRIVER_RXE,
+	.uverbs_abi_ver = VHCA_UVERBS_ABI_VERSION,
 
 	.advise_mr = vhca_advise_mr,
 	.alloc_hw_port_stats = vhca_alloc_hw_port_stats,
 	.alloc_mr = vhca_alloc_mr,
 	.alloc_pd = vhca_alloc_pd,
+	.alloc_ucontext = vhca_alloc_ucontext,
 	.create_ah = vhca_create_ah,
 	.create_cq = vhca_create_cq,
 	.create_qp = vhca_create_qp,
 	.create_srq = vhca_create_srq,
 	.dealloc_driver = vhca_dealloc_driver,
 	.dealloc_pd = vhca_dealloc_pd,
+	.dealloc_ucontext = vhca_dealloc_ucontext,
 	.dereg_mr = vhca_dereg_mr,
 	.destroy_ah = vhca_destroy_ah,
 	.destroy_cq = vhca_destroy_cq,
 	.destroy_qp = vhca_destroy_qp,
 	.destroy_srq = vhca_destroy_srq,
+	.disassociate_ucontext = vhca_disassociate_ucontext,
 	.fill_res_mr_entry = vhca_fill_res_mr_entry,
 	.get_dev_fw_str = vhca_get_dev_fw_str,
 	.get_dma_mr = vhca_get_dma_mr,
 	.get_hw_stats = vhca_get_hw_stats,
 	.get_link_layer = vhca_get_link_layer,
+	.get_netdev = vhca_get_netdev,
 	.get_port_immutable = vhca_get_port_immutable,
 	.map_mr_sg = vhca_map_mr_sg,
+	.mmap = vhca_mmap,
+	.mmap_free = vhca_mmap_free,
 	.modify_qp = vhca_modify_qp,
 	.modify_srq = vhca_modify_srq,
 	.poll_cq = vhca_poll_cq,
@@ -310,6 +341,7 @@ static const struct ib_device_ops vhca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_pd, vhca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, vhca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, vhca_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, vhca_ucontext, ibuc),
 };
 
 /**
@@ -482,9 +514,9 @@ static void vhca_ib_init(struct vhca_dev *vdev)
  * vhca_ib_register - register a device with ib_core
  * @vdev: the device, its hardware up
  *
- * Installs the ops, binds port 1 to the netdev (ib_core then fills the
- * GID table from its addresses) and registers the device with its
- * platform device for DMA. From the moment the ops are installed,
+ * Installs the ops, whose get_netdev binds port 1 to the netdev (ib_core
+ * then fills the GID table from its addresses), and registers the device
+ * with its platform device for DMA. From the moment the ops are installed,
  * ib_dealloc_device() tears the whole device down through dealloc_driver,
  * so on failure @vdev is gone, and on success it may go at any time
  * unless the caller holds a reference on @vdev->ibdev.dev.
@@ -497,10 +529,6 @@ int vhca_ib_register(struct vhca_dev *vdev)
 	int err;
 
 	vhca_ib_init(vdev);
-
-	err = ib_device_set_netdev(ibdev, vdev->ndev, VHCA_PORT_NUM);
-	if (err)
-		goto out_dealloc;
 
 	err = ib_register_device(ibdev, vdev->name, &vdev->pdev->dev);
 	if (err)

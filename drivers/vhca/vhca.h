@@ -18,6 +18,7 @@
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_user_rxe.h>
 #include <rdma/mrcore.h>
 
 /* Identity: no IEEE OUI is assigned to vhca, so the vendor ID is none. */
@@ -27,6 +28,9 @@
 #define VHCA_FW_VER_MAJOR	0
 #define VHCA_FW_VER_MINOR	1
 #define VHCA_FW_VER_SUBMINOR	0
+
+/* rxe's user ABI version (its rxe.h), which librxe accepts: 1 or 2. */
+#define VHCA_UVERBS_ABI_VERSION	2
 
 /* Port 1 is the only port: RoCE v2 over the bound netdev. */
 #define VHCA_PORT_NUM		1
@@ -223,11 +227,39 @@ struct vhca_pd {
 /* Inline data a send WQE can carry, in bytes. */
 #define VHCA_MAX_INLINE		256
 
+/*
+ * Bounds of a ring shared with user space (uring.c): slots a ring may
+ * have, bytes an element may take.
+ */
+#define VHCA_URING_MAX_SLOTS	BIT(16)
+#define VHCA_URING_MAX_ELEM	SZ_4K
+
+/**
+ * struct vhca_uring - a queue shared with user space (rxe's user ABI)
+ * @buf: the ring, mapped into the process: any byte may change at any
+ *	time; NULL for a kernel queue
+ * @entry: its mmap entry, which owns the memory
+ * @mask: slots - 1: the kernel's copy, never read back from @buf
+ * @log2_elem: log2 of the element size: the kernel's copy
+ */
+struct vhca_uring {
+	struct rxe_queue_buf *buf;
+	struct rdma_user_mmap_entry *entry;
+	u32 mask;
+	u32 log2_elem;
+};
+
+struct vhca_ucontext {
+	struct ib_ucontext ibuc;
+};
+
 /**
  * struct vhca_cq - a completion queue
  * @ibcq: ib_core's CQ; first, as INIT_RDMA_OBJ_SIZE() requires
  * @lock: protects everything below; taken with irqsave (poll_cq may be
  *	called from any context)
+ * @uring: a user CQ: the ring librxe polls (@ring, @size and @tail
+ *	unused; @head is the kernel's producer index, masked)
  * @ring: @size completion slots
  * @size: slots in @ring, ibcq.cqe + 1: one stays empty, so that a full
  *	ring is told from an empty one
@@ -245,6 +277,7 @@ struct vhca_pd {
 struct vhca_cq {
 	struct ib_cq ibcq;
 	spinlock_t lock;	/* the fields below */
+	struct vhca_uring uring;
 	struct ib_wc *ring;
 	u32 size;
 	u32 head;
@@ -259,11 +292,14 @@ struct vhca_cq {
  * struct vhca_recv_wqe - a posted receive, as the queue holds it
  * @wr_id: the caller's id
  * @num_sge: valid entries of @sge
+ * @bad: a user ring's element that failed its checks (no @sge): it
+ *	completes in error
  * @sge: scatter list, the queue's max_sge entries
  */
 struct vhca_recv_wqe {
 	u64 wr_id;
 	u32 num_sge;
+	bool bad;
 	struct ib_sge sge[];
 };
 
@@ -276,6 +312,8 @@ struct vhca_recv_buf {
 /**
  * struct vhca_rq - a receive queue (a QP's own, or an SRQ's)
  * @lock: protects everything below; irqsave
+ * @uring: a user RQ or SRQ: the ring librxe posts to (@wqe, @size and
+ *	@head unused; @tail is the kernel's consumer index, masked)
  * @wqe: @size slots of @stride bytes, each a struct vhca_recv_wqe
  * @stride: bytes per slot
  * @size: slots, a power of two
@@ -286,6 +324,7 @@ struct vhca_recv_buf {
  */
 struct vhca_rq {
 	spinlock_t lock;	/* the fields below */
+	struct vhca_uring uring;
 	void *wqe;
 	u32 stride;
 	u32 size;
@@ -321,6 +360,8 @@ struct vhca_ah {
  * struct vhca_send_wqe - a posted send, as the queue holds it
  * @wr_id: the caller's id
  * @opcode: enum ib_wr_opcode
+ * @refused: not IB_WC_SUCCESS for a user WQE that failed its checks:
+ *	the engine completes it with this status and executes nothing
  * @send_flags: IB_SEND_*
  * @num_sge: entries of @sge (0 with IB_SEND_INLINE)
  * @inline_len: bytes of inline data in @inline_data
@@ -335,6 +376,7 @@ struct vhca_ah {
 struct vhca_send_wqe {
 	u64 wr_id;
 	u32 opcode;
+	enum ib_wc_status refused;
 	u32 send_flags;
 	u32 num_sge;
 	u32 inline_len;
@@ -381,6 +423,10 @@ struct vhca_send_wqe {
 /**
  * struct vhca_sq - a send queue
  * @lock: protects @head and @tail; irqsave
+ * @uring: a user SQ: the ring librxe posts to; @wqe is then one slot,
+ *	the staged copy of the element at @tail (queue_user.c), and @tail
+ *	the kernel's consumer index, masked
+ * @staged: @uring's element at @tail is staged in @wqe
  * @wqe: @size slots of @stride bytes, each a struct vhca_send_wqe
  * @stride: bytes per slot
  * @size: slots, a power of two
@@ -393,6 +439,8 @@ struct vhca_send_wqe {
  */
 struct vhca_sq {
 	spinlock_t lock;	/* the fields below */
+	struct vhca_uring uring;
+	bool staged;
 	void *wqe;
 	u32 stride;
 	u32 size;

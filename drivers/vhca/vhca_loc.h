@@ -30,6 +30,13 @@ int vhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		   struct ib_udata *udata);
 int vhca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr);
 int vhca_destroy_ah(struct ib_ah *ibah, u32 flags);
+/*
+ * The destination of a user UD WQE: the AH numbered @ah_num (create_ah's
+ * struct rxe_create_ah_resp), if it is in the PD numbered @pdn. Any
+ * context. Return: 0, or -EINVAL for no such AH.
+ */
+int vhca_ah_lookup(struct vhca_dev *vdev, u32 ah_num, u32 pdn,
+		   union ib_gid *dgid, u8 *sgid_index);
 
 /* cq.c */
 int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -240,6 +247,9 @@ void vhca_qp_error(struct vhca_qp *qp);
 
 /* srq.c: receive queues, shared or not */
 int vhca_rq_init(struct vhca_rq *rq, u32 max_wr, u32 max_sge);
+/* A user RQ: a ring in the context of @udata; *@mi says where to map it. */
+int vhca_rq_init_user(struct vhca_rq *rq, u32 max_wr, u32 max_sge,
+		      struct ib_udata *udata, struct mminfo *mi);
 void vhca_rq_fini(struct vhca_rq *rq);
 /* Validate and queue; -EINVAL (too many SGEs) or -ENOMEM (full), *bad_wr set. */
 int vhca_rq_post(struct vhca_rq *rq, const struct ib_recv_wr *wr,
@@ -261,6 +271,34 @@ int vhca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int vhca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int vhca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
+
+/* uring.c: user contexts and the rings they share (rxe's user ABI) */
+int vhca_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void vhca_dealloc_ucontext(struct ib_ucontext *ibuc);
+void vhca_disassociate_ucontext(struct ib_ucontext *ibuc);
+int vhca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void vhca_mmap_free(struct rdma_user_mmap_entry *rdma);
+int vhca_uring_init(struct vhca_uring *r, struct ib_udata *udata, u32 nelem,
+		    size_t elem_size, struct mminfo *mi);
+void vhca_uring_fini(struct vhca_uring *r);
+void vhca_uring_reset(struct vhca_uring *r);
+int vhca_udata_in_check(struct ib_udata *udata, size_t known);
+/*
+ * Write @resp (@len bytes) to the driver output of @udata, which must have
+ * room for it: -EINVAL if it is shorter, -EFAULT if the copy fails.
+ */
+int vhca_udata_out(struct ib_udata *udata, void *resp, size_t len);
+
+/* queue_user.c: the rings as the engine, srq.c and cq.c see them */
+size_t vhca_user_sq_elem(u32 max_sge, u32 max_inline);
+size_t vhca_user_rq_elem(u32 max_sge);
+void vhca_usq_reset(struct vhca_sq *sq);
+bool vhca_urq_pop(struct vhca_rq *rq, struct vhca_recv_wqe *out);
+u32 vhca_urq_count(struct vhca_rq *rq);
+void vhca_urq_reset(struct vhca_rq *rq);
+bool vhca_ucq_push(struct vhca_cq *cq, const struct ib_wc *wc);
+bool vhca_ucq_empty(struct vhca_cq *cq);
+int vhca_ucq_move(struct vhca_cq *cq, struct vhca_uring *r, u32 cqe);
 
 /* verbs.c */
 struct vhca_dev *vhca_dev_alloc(const char *name, struct net_device *ndev,
