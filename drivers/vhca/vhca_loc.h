@@ -25,11 +25,35 @@ static inline bool vhca_state_receives(enum ib_qp_state state)
 	       state == IB_QPS_SQD || state == IB_QPS_SQE;
 }
 
+/**
+ * vhca_udata_check - the driver data of a verb that takes none
+ * @udata: NULL (a kernel caller), or ib_uverbs' driver data
+ *
+ * librxe sends no driver data with the commands of AHs, MWs, MRs and
+ * query_device: empty input, or input of zeros only (fields a newer
+ * library left unset), is accepted. Output is the caller's to write or to
+ * leave alone, whatever its length.
+ *
+ * Context: process context with @udata; may sleep (it reads user memory).
+ * Return: 0, or -EOPNOTSUPP for input with a nonzero byte, or input that
+ * cannot be read.
+ */
+static inline int vhca_udata_check(struct ib_udata *udata)
+{
+	if (!udata || !udata->inlen)
+		return 0;
+	return ib_is_udata_cleared(udata, 0, udata->inlen) ? 0 : -EOPNOTSUPP;
+}
+
 /* ah.c */
+void vhca_ah_table_init(struct vhca_dev *vdev);
+void vhca_ah_table_fini(struct vhca_dev *vdev);
 int vhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		   struct ib_udata *udata);
 int vhca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr);
 int vhca_destroy_ah(struct ib_ah *ibah, u32 flags);
+int vhca_ah_lookup(struct vhca_dev *vdev, u32 ah_num, u32 pdn,
+		   union ib_gid *dgid, u8 *sgid_index);
 
 /* cq.c */
 int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -189,6 +213,9 @@ int vhca_exec_reg_mr(struct vhca_dev *vdev, u32 pdn, struct ib_mr *ibmr,
 int vhca_exec_inv(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key);
 int vhca_exec_bind_mw(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 mw_key,
 		      u32 mr_key, u64 addr, u64 length, u32 access);
+int vhca_exec_user_bind_mw(struct vhca_dev *vdev, u32 pdn, u32 qpn,
+			   u32 cur_rkey, u32 new_rkey, u32 mr_key, u64 addr,
+			   u64 length, u32 access);
 
 /* main.c */
 bool vhca_is_vhca(struct ib_device *ibdev);
@@ -209,6 +236,10 @@ int vhca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int vhca_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 		   u32 flags, struct ib_sge *sg_list, u32 num_sge,
 		   struct uverbs_attr_bundle *attrs);
+
+/* mw.c */
+int vhca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int vhca_dealloc_mw(struct ib_mw *ibmw);
 
 /* stats.c */
 struct rdma_hw_stats *vhca_alloc_hw_port_stats(struct ib_device *ibdev,
