@@ -229,8 +229,8 @@ struct ib_mr *vhca_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
  *
  * Return: NULL (changed in place, or nothing to change) or an ERR_PTR,
  * never a new MR: -EINVAL for bad @access; -EOPNOTSUPP for unknown
- * @flags, driver data that is not zero, or an ODP or dma-buf MR; or
- * mrcore's error.
+ * @flags, driver data that is not zero, an ODP or dma-buf MR, or an
+ * @access that adds or drops IB_ACCESS_ON_DEMAND; or mrcore's error.
  */
 struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 u64 length, u64 iova, int access,
@@ -255,6 +255,13 @@ struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		err = vhca_mr_access(access, &mrc_access);
 		if (err)
 			return ERR_PTR(err);
+		/*
+		 * Pinned and on-demand MRs are built differently: neither
+		 * turns into the other in place (mrcore would pin an MR
+		 * that says ON_DEMAND).
+		 */
+		if ((mrc_access ^ mr->base_mr->access) & MRC_ACCESS_ON_DEMAND)
+			return ERR_PTR(-EOPNOTSUPP);
 	}
 
 	err = mrc_rereg_user_mr(mr->base_mr, flags,
