@@ -42,7 +42,6 @@ static int vhca_query_device(struct ib_device *ibdev,
 {
 	struct vhca_dev *vdev = to_vhca_dev(ibdev);
 	const struct mrc_caps *caps = &vdev->mdev.caps;
-
 	int err;
 
 	/* ib_uverbs_ex_query_device()'s driver data: librxe sends none. */
