@@ -5,6 +5,8 @@
  * binds (the KLM context over the MR key, the new variant each time,
  * zero-length unbind, rebind), the device-side type 2 bind and
  * invalidation (the FREE/VALID machine, the consumer's variant, the QP),
+ * type 1 windows bound through a WR as librxe binds them (the variant
+ * wrapping within its 8 bits, the index naming the window),
  * every IBA rule with its errno, MRs with bound windows refusing dereg and
  * invalidation, the windows of a destroyed QP (mrc_mw_unbind_qp()), the
  * device-only REMOTE_ONLY right, and deallocation. Every case ends with no key, translation
@@ -479,6 +481,14 @@ static const struct mw_wr_case mw_wr_cases[] = {
 	  WK_MR, MW_IOVA, 0x100, RR, 0 },
 	{ "type 1 zero length through a WR", MRC_MW_TYPE_1, true, false,
 	  WK_WINDOW, WK_MR, MW_IOVA, 0, 0, 0 },
+	{ "type 1 first bind through a WR", MRC_MW_TYPE_1, false, false,
+	  WK_WINDOW, WK_MR, MW_IOVA, 0x100, RR | RW | RA, 0 },
+	{ "type 1 unbound, zero length through a WR", MRC_MW_TYPE_1, false,
+	  false, WK_WINDOW, WK_MR, MW_IOVA, 0, 0, 0 },
+	{ "type 1 zero-based through a WR", MRC_MW_TYPE_1, false, false,
+	  WK_WINDOW, WK_MR, MW_IOVA, 0x100, RR | ZB, -EINVAL },
+	{ "type 1 QP of another PD", MRC_MW_TYPE_1, true, true, WK_WINDOW,
+	  WK_MR, MW_IOVA, 0x100, RR, -EPERM },
 	{ "type 2 already bound", MRC_MW_TYPE_2, true, false, WK_WINDOW,
 	  WK_MR, MW_IOVA, 0x100, RR, -EINVAL },
 	{ "type 2 zero length", MRC_MW_TYPE_2, false, false, WK_WINDOW,
@@ -603,6 +613,68 @@ static void mrc_mw_exec_bind_zero_based(struct kunit *test)
 					       key, mr->key, MW_IOVA + 0x800,
 					       0x400, RR | ZB), 0);
 	assert_mw_bound(test, key, mr, 0, MW_IOVA + 0x800, 0x400, RR, MW_QPN);
+}
+
+/*
+ * librxe binds a type 1 window (ibv_bind_mw()) through a Bind MW WQE as
+ * it binds a type 2 one, with the next rkey: the low 8 bits plus one,
+ * wrapping within them. The key keeps the window's index across the wrap,
+ * and the window takes each WR's variant.
+ */
+static void mrc_mw_exec_bind_variant_wraps(struct kunit *test)
+{
+	struct mw_test_ctx *ctx = test->priv;
+	struct mrc_mr *mr = ctx->mrs[MR_FULL];
+	struct mrc_mw *mw = mw_alloc(test, 0, MRC_MW_TYPE_1);
+	u32 index = mrc_key_index(mrc_mw_rkey(mw));
+	u32 last = mrc_make_key(index, 0xff);
+	u32 next = (last & ~0xffU) | ((last + 1) & 0xff);
+
+	KUNIT_ASSERT_EQ(test, mrc_mw_exec_bind(ctx->mdev, ctx->pd.pdn, MW_QPN,
+					       last, mr->key, MW_IOVA, 0x100,
+					       RR), 0);
+	KUNIT_EXPECT_EQ(test, mrc_mw_rkey(mw), last);
+	KUNIT_ASSERT_EQ(test, mrc_mw_exec_bind(ctx->mdev, ctx->pd.pdn, MW_QPN,
+					       next, mr->key, MW_IOVA + 0x100,
+					       0x200, RR | RW), 0);
+	KUNIT_EXPECT_EQ(test, mrc_key_index(next), index);
+	KUNIT_EXPECT_EQ(test, mrc_key_variant(next), (u8)0);
+	KUNIT_EXPECT_EQ(test, mrc_mw_rkey(mw), next);
+	/* A type 1 window serves any QP of its PD: no QP in the context. */
+	assert_mw_bound(test, next, mr, MW_IOVA + 0x100, MW_IOVA + 0x100,
+			0x200, RR | RW, 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mr->num_mw), 1);
+	/* Unbound through a WR, the window is FREE under the WR's key. */
+	KUNIT_ASSERT_EQ(test, mrc_mw_exec_bind(ctx->mdev, ctx->pd.pdn, MW_QPN,
+					       mw_key(next, 1), mr->key,
+					       MW_IOVA, 0, 0), 0);
+	assert_mw_free(test, mw_key(next, 1));
+	KUNIT_EXPECT_EQ(test, atomic_read(&mr->num_mw), 0);
+}
+
+/*
+ * The WR's key names the window by its index: a key with another
+ * window's index binds that window and leaves this one as it was. (vhca
+ * refuses a user WQE whose new rkey's index is not the current one's
+ * before it gets here.)
+ */
+static void mrc_mw_exec_bind_index_names_window(struct kunit *test)
+{
+	struct mw_test_ctx *ctx = test->priv;
+	struct mrc_mr *mr = ctx->mrs[MR_FULL];
+	struct mrc_mw *a = mw_alloc(test, 0, MRC_MW_TYPE_1);
+	struct mrc_mw *b = mw_alloc(test, 1, MRC_MW_TYPE_1);
+	u32 ka = mrc_mw_rkey(a), kb = mrc_mw_rkey(b);
+
+	KUNIT_ASSERT_NE(test, mrc_key_index(ka), mrc_key_index(kb));
+	KUNIT_ASSERT_EQ(test, mrc_mw_exec_bind(ctx->mdev, ctx->pd.pdn, MW_QPN,
+					       mw_key(kb, 1), mr->key, MW_IOVA,
+					       0x100, RR), 0);
+	KUNIT_EXPECT_EQ(test, mrc_mw_rkey(b), mw_key(kb, 1));
+	assert_mw_bound(test, mw_key(kb, 1), mr, MW_IOVA, MW_IOVA, 0x100, RR,
+			0);
+	KUNIT_EXPECT_EQ(test, mrc_mw_rkey(a), ka);
+	assert_mw_free(test, ka);
 }
 
 static void mrc_exec_inv_type2_cycle(struct kunit *test)
@@ -1126,6 +1198,8 @@ static struct kunit_case mw_test_cases[] = {
 	KUNIT_CASE_PARAM(mrc_bind_mw_fail_unchanged, mw_wfail_gen_params),
 	KUNIT_CASE_PARAM(mrc_mw_exec_bind_rules, mw_wr_gen_params),
 	KUNIT_CASE(mrc_mw_exec_bind_zero_based),
+	KUNIT_CASE(mrc_mw_exec_bind_variant_wraps),
+	KUNIT_CASE(mrc_mw_exec_bind_index_names_window),
 	KUNIT_CASE(mrc_exec_inv_type2_cycle),
 	KUNIT_CASE(mrc_exec_inv_rules),
 	KUNIT_CASE(mrc_dereg_mr_busy_with_windows),

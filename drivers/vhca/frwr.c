@@ -371,3 +371,52 @@ int vhca_exec_bind_mw(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 mw_key,
 	return mrc_mw_exec_bind(&vdev->mdev, pdn, qpn, mw_key, mr_key, addr,
 				length, access & ~IB_ACCESS_OPTIONAL);
 }
+
+/**
+ * vhca_exec_user_bind_mw - execute a Bind MW WQE of a user send ring
+ * @vdev: the device executing the WQE
+ * @pdn: PD number of the executing QP
+ * @qpn: number of the executing QP (a type 2 window is bound to it)
+ * @cur_rkey: the window's rkey as the consumer knows it
+ *	(rxe_send_wr.wr.mw.mw_rkey)
+ * @new_rkey: the rkey the window is to take (rxe_send_wr.wr.mw.rkey)
+ * @mr_key: the MR's lkey (rxe_send_wr.wr.mw.mr_lkey)
+ * @addr: the window's first address in the MR
+ * @length: bytes; 0 unbinds a type 1 window
+ * @access: the WQE's access bits (IB_ZERO_BASED for a type 2 window)
+ *
+ * librxe posts this for ibv_bind_mw() of a type 1 window as for
+ * IBV_WR_BIND_MW of a type 2 one, with the next rkey ibv_inc_rkey()
+ * makes. Two checks come first, as rxe makes them: the new rkey keeps
+ * the window's index, only its low 8 bits (the variant) change; and the
+ * consumer's current rkey is the one the device holds for the window, so
+ * a bind through a stale rkey fails. mrcore then checks the rest
+ * (vhca_exec_bind_mw()); a type 1 window may be bound through a WQE in
+ * any state, as rxe allows.
+ *
+ * Context: the engine's worker; may sleep.
+ * Return: 0; -EINVAL if the two rkeys name different indexes, or the
+ * device holds no window context under @cur_rkey; or the error of
+ * vhca_exec_bind_mw(). The engine completes the WQE with
+ * IB_WC_MW_BIND_ERR on any error.
+ */
+int vhca_exec_user_bind_mw(struct vhca_dev *vdev, u32 pdn, u32 qpn,
+			   u32 cur_rkey, u32 new_rkey, u32 mr_key, u64 addr,
+			   u64 length, u32 access)
+{
+	struct mrc_mkey_ctx ctx;
+
+	if (mrc_key_index(cur_rkey) != mrc_key_index(new_rkey))
+		return -EINVAL;
+	/*
+	 * The slot as the device holds it; a window's is FREE or VALID
+	 * under its current key. A bind racing on another QP is ordered by
+	 * mrcore's window mutex; the check, as rxe's, precedes it.
+	 */
+	if (vhca_read_mkey(vdev, mrc_key_index(cur_rkey), &ctx) ||
+	    (ctx.state != MRC_MKEY_FREE && ctx.state != MRC_MKEY_VALID) ||
+	    ctx.key != cur_rkey)
+		return -EINVAL;
+	return vhca_exec_bind_mw(vdev, pdn, qpn, new_rkey, mr_key, addr,
+				 length, access);
+}

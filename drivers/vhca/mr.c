@@ -111,8 +111,9 @@ struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access)
 }
 
 /*
- * How a user registration starts: driver data is refused (vhca has no
- * userspace provider), @access is converted, and the vhca_mr allocated.
+ * How a user registration starts: driver data is checked (librxe sends
+ * none; zeros are accepted, anything else refused), @access is converted,
+ * and the vhca_mr allocated.
  */
 static struct vhca_mr *vhca_user_mr_alloc(struct ib_udata *udata, int access,
 					  u32 *mrc_access)
@@ -120,8 +121,9 @@ static struct vhca_mr *vhca_user_mr_alloc(struct ib_udata *udata, int access,
 	struct vhca_mr *mr;
 	int err;
 
-	if (udata && (udata->inlen || udata->outlen))
-		return ERR_PTR(-EINVAL);
+	err = vhca_udata_in_check(udata, 0);
+	if (err)
+		return ERR_PTR(err);
 	err = vhca_mr_access(access, mrc_access);
 	if (err)
 		return ERR_PTR(err);
@@ -135,19 +137,23 @@ static struct vhca_mr *vhca_user_mr_alloc(struct ib_udata *udata, int access,
  * @start: first user virtual address, in the calling process
  * @length: bytes
  * @iova: the address the key gives @start
- * @access: ib_access_flags
- * @udata: NULL for kernel callers (ib_reg_user_mr()); vhca has no
- *	userspace provider, so any driver data is refused
+ * @access: ib_access_flags: every one mrcore knows (ZERO_BASED, HUGETLB,
+ *	ON_DEMAND, RELAXED_ORDERING among them); other hints of the optional
+ *	range are dropped
+ * @udata: NULL for kernel callers (ib_reg_user_mr()); from ib_uverbs,
+ *	librxe's driver data: none, or zeros only
  *
  * mrcore pins and DMA-maps the calling process's memory, or, with
  * IB_ACCESS_ON_DEMAND, registers it for on-demand paging: nothing is
  * pinned and the engine's page faults map it (start 0 and length
- * U64_MAX, iova 0: implicit ODP over the whole address space). Kernel
- * callers reach this through ib_reg_user_mr(), which fills in the rest
- * of the ib_mr and adds it to restrack.
+ * U64_MAX, iova 0: implicit ODP over the whole address space, as
+ * ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_ON_DEMAND) asks). Kernel
+ * callers reach this through ib_reg_user_mr(), ib_uverbs through its
+ * reg_mr command; both fill in the rest of the ib_mr and add it to
+ * restrack.
  *
- * Return: the MR or an ERR_PTR: -EINVAL for bad @access or @udata, or
- * mrcore's error.
+ * Return: the MR or an ERR_PTR: -EINVAL for bad @access, -EOPNOTSUPP for
+ * driver data that is not zero, or mrcore's error.
  */
 struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata)
@@ -172,7 +178,8 @@ struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
  *	@offset
  * @fd: a dma-buf file descriptor of the calling process
  * @access: ib_access_flags
- * @udata: driver data; vhca has no userspace provider, so any is refused
+ * @udata: driver data (ib_uverbs' REG_DMABUF_MR method): none, or zeros
+ *	only
  *
  * mrcore attaches the buffer on vhca's DMA device and registers the range
  * in MTT mode. With CONFIG_DMABUF_MOVE_NOTIFY and a dynamic exporter the
@@ -181,8 +188,9 @@ struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
  * otherwise the buffer is pinned until dereg. The caller fills in the
  * rest of the ib_mr (ib_uverbs' reg_dmabuf_mr handler does).
  *
- * Return: the MR or an ERR_PTR: -EINVAL for bad @access or @udata, or
- * mrcore's error (Documentation/mrcore/dmabuf.rst).
+ * Return: the MR or an ERR_PTR: -EINVAL for bad @access, -EOPNOTSUPP for
+ * driver data that is not zero, or mrcore's error
+ * (Documentation/mrcore/dmabuf.rst).
  */
 struct ib_mr *vhca_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 				      u64 length, u64 iova, int fd, int access,
@@ -202,22 +210,27 @@ struct ib_mr *vhca_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 /**
  * vhca_rereg_user_mr - ib_device_ops.rereg_user_mr
  * @ibmr: a user MR
- * @flags: IB_MR_REREG_* (the MRC_REREG_* values)
+ * @flags: IB_MR_REREG_* (the MRC_REREG_* values), or none: ib_uverbs
+ *	drops IB_MR_REREG_PD when the PD named is the MR's own, which may
+ *	leave no flag
  * @start: new user address (IB_MR_REREG_TRANS)
  * @length: new length (IB_MR_REREG_TRANS)
  * @iova: new iova (IB_MR_REREG_TRANS)
  * @access: new ib_access_flags (IB_MR_REREG_ACCESS)
  * @new_pd: new PD (IB_MR_REREG_PD); ib_uverbs passes the current PD
  *	otherwise
- * @udata: driver data; refused if there is any
+ * @udata: driver data: none, or zeros only
  *
  * Always in place: mrcore keeps the key, so lkey and rkey do not change,
  * and on failure leaves the old registration intact and usable. The
- * caller (ib_uverbs) then updates the ib_mr's PD, iova and length.
+ * caller (ib_uverbs) then updates the ib_mr's PD, iova and length. No
+ * flag left is a rereg to what the MR already is: nothing changes (as
+ * mlx5). mrcore re-registers user MRs; an ODP or dma-buf MR it refuses.
  *
- * Return: NULL (changed in place) or an ERR_PTR, never a new MR: -EINVAL
- * for no @flags, bad @access or @udata; -EOPNOTSUPP for unknown @flags;
- * or mrcore's error.
+ * Return: NULL (changed in place, or nothing to change) or an ERR_PTR,
+ * never a new MR: -EINVAL for bad @access; -EOPNOTSUPP for unknown
+ * @flags, driver data that is not zero, an ODP or dma-buf MR, or an
+ * @access that adds or drops IB_ACCESS_ON_DEMAND; or mrcore's error.
  */
 struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 u64 length, u64 iova, int access,
@@ -231,16 +244,24 @@ struct ib_mr *vhca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	BUILD_BUG_ON(IB_MR_REREG_PD != MRC_REREG_PD);
 	BUILD_BUG_ON(IB_MR_REREG_ACCESS != MRC_REREG_ACCESS);
 
-	if (udata && (udata->inlen || udata->outlen))
-		return ERR_PTR(-EINVAL);
-	if (!flags)
-		return ERR_PTR(-EINVAL);
+	err = vhca_udata_in_check(udata, 0);
+	if (err)
+		return ERR_PTR(err);
 	if (flags & ~IB_MR_REREG_SUPPORTED)
 		return ERR_PTR(-EOPNOTSUPP);
+	if (!flags)
+		return NULL;
 	if (flags & IB_MR_REREG_ACCESS) {
 		err = vhca_mr_access(access, &mrc_access);
 		if (err)
 			return ERR_PTR(err);
+		/*
+		 * Pinned and on-demand MRs are built differently: neither
+		 * turns into the other in place (mrcore would pin an MR
+		 * that says ON_DEMAND).
+		 */
+		if ((mrc_access ^ mr->base_mr->access) & MRC_ACCESS_ON_DEMAND)
+			return ERR_PTR(-EOPNOTSUPP);
 	}
 
 	err = mrc_rereg_user_mr(mr->base_mr, flags,

@@ -4,9 +4,9 @@
  * platform device DMA is mapped on, the mrcore device) and its ops.
  *
  * Device and port queries and PDs are here; memory regions are in mr.c
- * and frwr.c, queues in cq.c, srq.c and qp.c, address handles in ah.c,
- * and the engine that executes work requests in engine.c, resp.c, xfer.c,
- * fault.c and fabric.c.
+ * and frwr.c, memory windows in mw.c, queues in cq.c, srq.c and qp.c,
+ * address handles in ah.c, and the engine that executes work requests in
+ * engine.c, resp.c, xfer.c, fault.c and fabric.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -42,9 +42,12 @@ static int vhca_query_device(struct ib_device *ibdev,
 {
 	struct vhca_dev *vdev = to_vhca_dev(ibdev);
 	const struct mrc_caps *caps = &vdev->mdev.caps;
+	int err;
 
-	if (udata && (udata->inlen || udata->outlen))
-		return -EINVAL;
+	/* ib_uverbs_ex_query_device()'s driver data: librxe sends none. */
+	err = vhca_udata_in_check(udata, 0);
+	if (err)
+		return err;
 
 	attr->fw_ver = (u64)VHCA_FW_VER_MAJOR << 32 |
 		       VHCA_FW_VER_MINOR << 16 | VHCA_FW_VER_SUBMINOR;
@@ -57,26 +60,37 @@ static int vhca_query_device(struct ib_device *ibdev,
 	attr->vendor_part_id = VHCA_VENDOR_PART_ID;
 	attr->hw_ver = VHCA_HW_VER;
 	/*
-	 * Fast registration of MEM_REG and SG_GAPS MRs (frwr.c) and explicit
-	 * and implicit ODP on every operation of RC and UD QPs (odp.c,
-	 * fault.c). 6.1 spells the SG_GAPS flag IBK_SG_GAPS_REG, a kernel
-	 * cap.
+	 * Fast registration of MEM_REG and SG_GAPS MRs (frwr.c); memory
+	 * windows of type 1 and 2B (mw.c); explicit and implicit ODP on
+	 * every operation of RC and UD QPs, receives from an SRQ included
+	 * (odp.c, fault.c: the engine faults on a send's gather list, an
+	 * RDMA or atomic target and resolves a receive's scatter list, a
+	 * shared queue's as a QP's own, in place). 6.1 spells the SG_GAPS
+	 * flag IBK_SG_GAPS_REG, a kernel cap; ib_uverbs refuses ODP access
+	 * flags unless IBK_ON_DEMAND_PAGING is set (ib_check_mr_access()).
 	 */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG |
 				 IBK_SG_GAPS_REG | IBK_ON_DEMAND_PAGING;
 	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
 	attr->odp_caps.per_transport_caps.rc_odp_caps =
 		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
 		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
-		IB_ODP_SUPPORT_ATOMIC;
+		IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
 	attr->odp_caps.per_transport_caps.ud_odp_caps =
-		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV;
-	/* Slot 0 is never used and the local DMA key holds another. */
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_SRQ_RECV;
+	/*
+	 * Slot 0 is never used and the local DMA key holds another; MRs and
+	 * windows share the rest.
+	 */
 	attr->max_mr = caps->max_mkeys - 2;
+	attr->max_mw = caps->max_mkeys - 2;
 	/* PD number 0 is never used. */
 	attr->max_pd = caps->max_pds - 1;
 	attr->max_qp = VHCA_MAX_QP;
@@ -254,6 +268,7 @@ static void vhca_hw_fini(struct vhca_dev *vdev)
 	vhca_engine_fini(vdev);
 	WARN_ON(!xa_empty(&vdev->qps));
 	xa_destroy(&vdev->qps);
+	vhca_ah_table_fini(vdev);
 	vhca_debugfs_fini(vdev);
 	mrc_unregister_device(&vdev->mdev);
 	platform_device_unregister(vdev->pdev);
@@ -293,13 +308,16 @@ static const struct ib_device_ops vhca_dev_ops = {
 	.advise_mr = vhca_advise_mr,
 	.alloc_hw_port_stats = vhca_alloc_hw_port_stats,
 	.alloc_mr = vhca_alloc_mr,
+	.alloc_mw = vhca_alloc_mw,
 	.alloc_pd = vhca_alloc_pd,
 	.alloc_ucontext = vhca_alloc_ucontext,
 	.create_ah = vhca_create_ah,
 	.create_cq = vhca_create_cq,
 	.create_qp = vhca_create_qp,
 	.create_srq = vhca_create_srq,
+	.create_user_ah = vhca_create_ah,
 	.dealloc_driver = vhca_dealloc_driver,
+	.dealloc_mw = vhca_dealloc_mw,
 	.dealloc_pd = vhca_dealloc_pd,
 	.dealloc_ucontext = vhca_dealloc_ucontext,
 	.dereg_mr = vhca_dereg_mr,
@@ -338,6 +356,7 @@ static const struct ib_device_ops vhca_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, vhca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, vhca_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, vhca_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vhca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, vhca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, vhca_srq, ibsrq),
@@ -371,6 +390,7 @@ struct vhca_dev *vhca_dev_alloc(const char *name, struct net_device *ndev,
 	INIT_LIST_HEAD(&vdev->list);
 	INIT_LIST_HEAD(&vdev->fabric_node);
 	xa_init_flags(&vdev->qps, XA_FLAGS_ALLOC);
+	vhca_ah_table_init(vdev);
 	vdev->ndev = ndev;
 	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);
 

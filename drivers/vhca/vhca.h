@@ -171,6 +171,10 @@ struct vhca_fault {
  * @debugfs: /sys/kernel/debug/vhca/<name>/, or NULL or an error pointer
  * @qps: QP number -> struct vhca_qp; the engine looks up responders here
  *	under RCU and takes a reference
+ * @ahs: AH number -> struct vhca_ah, user AHs only (numbers from 1;
+ *	irq-safe lock): what a UD WQE in a user send ring names
+ *	(vhca_ah_lookup())
+ * @ah_next: where the cyclic allocation of AH numbers goes on from
  * @wq: the DMA engine's workqueue: every QP's send queue runs on it
  * @engine_busy_ns: time the engine's workers have spent running send
  *	queues, the polls of engine_linger_us left out (debugfs "engine")
@@ -199,6 +203,8 @@ struct vhca_dev {
 	atomic_t *mkey_users;
 	struct dentry *debugfs;
 	struct xarray qps;
+	struct xarray ahs;
+	u32 ah_next;
 	struct workqueue_struct *wq;
 	atomic64_t engine_busy_ns;
 	spinlock_t atomic_lock;	/* serialises responder atomics */
@@ -350,10 +356,13 @@ struct vhca_srq {
  * struct vhca_ah - an address handle: where a UD send goes
  * @ibah: ib_core's AH; first
  * @attr: the attributes it was created with (dgid, sgid index, ...)
+ * @ah_num: a user AH's number in vdev->ahs (rxe_create_ah_resp.ah_num);
+ *	0 for a kernel AH, which is not in the table
  */
 struct vhca_ah {
 	struct ib_ah ibah;
 	struct rdma_ah_attr attr;
+	u32 ah_num;
 };
 
 /**
@@ -545,6 +554,16 @@ struct vhca_mr {
 	u32 max_pages;
 };
 
+/**
+ * struct vhca_mw - a memory window (ib_uverbs' alloc_mw)
+ * @ibmw: ib_core's MW; first, as INIT_RDMA_OBJ_SIZE() requires
+ * @base_mw: mrcore's window, which owns the key and binds it
+ */
+struct vhca_mw {
+	struct ib_mw ibmw;
+	struct mrc_mw *base_mw;
+};
+
 static inline struct vhca_dev *to_vhca_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct vhca_dev, ibdev);
@@ -583,6 +602,11 @@ static inline struct vhca_ah *to_vhca_ah(struct ib_ah *ibah)
 static inline struct vhca_mr *to_vhca_mr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct vhca_mr, ibmr);
+}
+
+static inline struct vhca_mw *to_vhca_mw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct vhca_mw, ibmw);
 }
 
 /* A fast-reg MR (alloc_mr), MEM_REG or SG_GAPS? */

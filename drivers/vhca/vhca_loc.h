@@ -26,6 +26,8 @@ static inline bool vhca_state_receives(enum ib_qp_state state)
 }
 
 /* ah.c */
+void vhca_ah_table_init(struct vhca_dev *vdev);
+void vhca_ah_table_fini(struct vhca_dev *vdev);
 int vhca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		   struct ib_udata *udata);
 int vhca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *ah_attr);
@@ -196,6 +198,9 @@ int vhca_exec_reg_mr(struct vhca_dev *vdev, u32 pdn, struct ib_mr *ibmr,
 int vhca_exec_inv(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key);
 int vhca_exec_bind_mw(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 mw_key,
 		      u32 mr_key, u64 addr, u64 length, u32 access);
+int vhca_exec_user_bind_mw(struct vhca_dev *vdev, u32 pdn, u32 qpn,
+			   u32 cur_rkey, u32 new_rkey, u32 mr_key, u64 addr,
+			   u64 length, u32 access);
 
 /* main.c */
 bool vhca_is_vhca(struct ib_device *ibdev);
@@ -216,6 +221,10 @@ int vhca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int vhca_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 		   u32 flags, struct ib_sge *sg_list, u32 num_sge,
 		   struct uverbs_attr_bundle *attrs);
+
+/* mw.c */
+int vhca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int vhca_dealloc_mw(struct ib_mw *ibmw);
 
 /* stats.c */
 struct rdma_hw_stats *vhca_alloc_hw_port_stats(struct ib_device *ibdev,
