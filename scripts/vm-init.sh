@@ -20,6 +20,9 @@ mode=test
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	mrcore.mode=*) mode=${arg#mrcore.mode=} ;;
+	# The device types of user_verbs.sh, "rxe,vhca" (vmtest.sh USER_DEVS).
+	mrcore.userdevs=*) USER_DEVS=$(echo "${arg#mrcore.userdevs=}" | tr , ' ')
+		export USER_DEVS ;;
 	esac
 done
 

@@ -8,6 +8,8 @@
 #                  [--bench|--demo|--ulp|--only=SCRIPT]
 #   --swiotlb  boot with swiotlb=force: every streaming DMA mapping bounces
 #   --ulp      only the storage ULPs over vhca (nvmeof_vhca.sh, iser_vhca.sh)
+# Environment: USER_DEVS, the RDMA device types user_verbs.sh runs on
+# (default "rxe vhca"), passed to the guest as mrcore.userdevs=.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -32,7 +34,11 @@ bash "$here/deps.sh" vm
 MODS="rdma_rxe rdma_cm ib_cm ib_umad nvme-rdma nvmet-rdma brd null_blk dummy
 	configfs crc32_generic crc32c_generic crct10dif_generic
 	ib_iser ib_isert iscsi_target_mod target_core_mod scsi_transport_iscsi
-	libiscsi sd_mod"
+	libiscsi sd_mod
+	virtio_pci 9p 9pnet_virtio ib_uverbs rdma_ucm"
+# virtio_pci, 9p, 9pnet_virtio: the host's root, shared read-only with the
+# guest (-virtfs below), where user_lib.sh runs Debian's user-space RDMA
+# programs in a chroot; ib_uverbs and rdma_ucm are their kernel side.
 # (In the debug kernel the crc modules are built in; their absence is fine.)
 work="$MRCORE_CACHE/vm-$kernel"
 mkdir -p "$work"
@@ -80,6 +86,9 @@ esac
 initrd="$work/initrd.cpio"
 bash "$here/initramfs.sh" "$initrd" "$kroot" "$kver" "$MODS" "$kodir"
 
+# The user-verbs devices, with commas: the command line splits on blanks.
+[ -n "${USER_DEVS:-}" ] && extra_args="$extra_args mrcore.userdevs=$(echo $USER_DEVS | tr ' ' ,)"
+
 log="$work/console-${mode%%:*}${swiotlb:+-swiotlb}.log"
 # qemu64 rather than "max": under TCG every emulated vector extension the
 # kernel then uses costs time. Measured with make bench here: NVMe-oF over
@@ -89,6 +98,7 @@ timeout --foreground "${MRCORE_VM_TIMEOUT:-1800}" \
 	qemu-system-x86_64 -nodefaults -nographic -no-reboot \
 	-machine q35 -cpu ${MRCORE_VM_CPU:-qemu64} -smp 2 -m 3G \
 	-kernel "$image" -initrd "$initrd" -serial stdio \
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-append "console=ttyS0 panic=-1 loglevel=5 mrcore.mode=$mode $extra_args" \
 	< /dev/null 2>&1 | tr -d '\r' | tee "$log" |
 	grep --line-buffered -E '^(ok|not ok) - |^# |^MRCORE|^bench|^demo|^\|' || true

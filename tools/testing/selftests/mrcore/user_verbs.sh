@@ -1,0 +1,210 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Debian's user-space RDMA stack, unchanged (run from the host's root in a
+# chroot, user_lib.sh), over each device type of USER_DEVS (default
+# "rxe vhca"; vmtest.sh passes USER_DEVS as mrcore.userdevs=): rxe0 on
+# one dummy netdev, vhca0 on another, each with its own IPv4 address. Two
+# processes, a server and a client, talk over the same device and address
+# (the traffic loops back through the device):
+#
+#   ibv_devinfo -v; ibv_rc_pingpong (plain, -o ODP, -O implicit ODP),
+#   ibv_ud_pingpong, ibv_srq_pingpong, all with -c; rping -v -V,
+#   rdma_server / rdma_client, ucmatose, udaddy; perftest's ib_write_bw,
+#   ib_read_bw, ib_send_bw, ib_atomic_bw, ib_write_lat, ib_read_lat,
+#   ib_send_lat with and without -R (RDMA CM), ib_write_bw --odp;
+#   fi_info -p verbs, fi_pingpong -c over verbs (MSG) and ofi_rxm;verbs
+#   (RDM).
+#
+# Where a device is expected to refuse a case (rxe 6.1 has no ODP), the
+# refusal is asserted with the message the program prints (user_expect):
+# rxe0 is the reference, and its refusals say nothing about vhca0, which
+# is expected to run every case.
+#
+# What the programs check of the data: the ibv_*_pingpong -c check is the
+# first byte of each page of the last message (rc and ud: a buffer filled
+# with 0x7b before, so a message that did not land is seen; srq: a zeroed
+# buffer, so it sees little); it prints "invalid data" but exits 0, so
+# that line is looked for. rping -V compares every ping (a mismatch fails
+# it) and -v prints them; fi_pingpong -c checks every byte of every
+# message. rdma_server/rdma_client, ucmatose, udaddy and perftest check
+# completions only.
+. ./lib.sh
+. ./nvmeof.sh
+. ./user_lib.sh
+
+USER_DEVS=${USER_DEVS:-rxe vhca}
+# What no run may print: a failed data check of the programs.
+BAD='invalid data|data mismatch|Data check error'
+PORT=20000
+
+# user_expect TYPE CASE: "ok" when a device of TYPE must run CASE, else
+# the message the program prints when it refuses.
+user_expect() {
+	case "$1:$2" in
+	# rxe in 6.1 reports no ODP capability: rc_pingpong checks it
+	# first (-O sets -o too).
+	rxe:rc_odp|rxe:rc_iodp)
+		echo "The device isn't ODP capable" ;;
+	rxe:write_bw_odp)
+		echo "ODP" ;;
+	*)	echo ok ;;
+	esac
+}
+
+# gid_index DEV ADDR: the index of ADDR's RoCE v2 GID in DEV's table.
+gid_index() {
+	local gid f i
+	gid=$(gid_of_ipv4 "$2")
+	for f in /sys/class/infiniband/$1/ports/1/gids/*; do
+		i=${f##*/}
+		[ "$(cat "$f" 2>/dev/null)" = "$gid" ] || continue
+		[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] &&
+			{ echo "$i"; return 0; }
+	done
+	echo "no RoCE v2 GID $gid on $1" >&2
+	return 1
+}
+
+# u_show: the last lines of both sides of the last pair, as comments.
+u_show() {
+	tail -4 "$MRC_SRV_OUT" | sed 's/^/#   server: /'
+	tail -4 "$MRC_CLI_OUT" | sed 's/^/#   client: /'
+}
+
+# u_case NAME CASE READY WANT SERVER... -- CLIENT...: a pair (user_lib's
+# mrc_pair) that must do what user_expect says of $TYPE: either both
+# exit 0, the client prints a line matching WANT (grep -E) and neither a
+# line matching BAD; or it is refused: a side fails and prints the
+# expected message.
+u_case() {
+	local name="$T: $1" exp want=$4 ready=$3 why=
+	exp=$(user_expect "$TYPE" "$2")
+	shift 4
+	PORT=$((PORT + 1))
+	if mrc_pair "$ready" "$@"; then
+		if [ "$exp" != ok ]; then
+			why="ran, but $TYPE is expected to refuse it ($exp)"
+		elif ! grep -q -E "$want" "$MRC_CLI_OUT"; then
+			why="client printed no '$want': $(tail -1 "$MRC_CLI_OUT")"
+		elif grep -E -h "$BAD" "$MRC_SRV_OUT" "$MRC_CLI_OUT" > /tmp/u_bad; then
+			why="data check: $(head -1 /tmp/u_bad)"
+		fi
+	elif [ "$exp" = ok ]; then
+		why=$(mrc_pair_why)
+	elif grep -q -F "$exp" "$MRC_SRV_OUT" "$MRC_CLI_OUT"; then
+		t_ok "$name: refused by $TYPE as expected ($exp)"
+		return 0
+	else
+		why="expected the refusal '$exp'; $(mrc_pair_why)"
+	fi
+	if [ -z "$why" ]; then
+		t_ok "$name"
+	else
+		t_fail "$name" "$why"
+		u_show
+	fi
+}
+
+# user_suite TYPE DEV NETDEV ADDR: every case on a device of TYPE.
+user_suite() {
+	local g d=$2 a=$4 p t
+	T="user-$1" TYPE=$1
+	case "$TYPE" in
+	rxe)	t_gate "$T: rdma_rxe loads" modprobe rdma_rxe || return 1 ;;
+	vhca)	t_gate "$T: mrcore and vhca load" load_mrcore || return 1 ;;
+	*)	t_fail "$T: device type" "unknown type $TYPE (rxe or vhca)"
+		return 1 ;;
+	esac
+	t_gate "$T: rdma link add $d netdev $3, GID of $a" \
+		rdma_link_up "$TYPE" "$d" "$3" "$a" || return 1
+	if ! g=$(gid_index "$d" "$a" 2>&1); then
+		t_fail "$T: RoCE v2 GID index of $a" "$g"
+		rdma_link_down "$d" "$3"
+		return 1
+	fi
+	echo "# $T: $d, $a, GID index $g"
+
+	t_eval "$T: ibv_devinfo -v -d $d shows it, port active" \
+		"mrc_chroot ibv_devinfo -v -d $d > /tmp/u_devinfo 2>&1 &&
+		 grep -q 'hca_id:[[:space:]]*$d\$' /tmp/u_devinfo &&
+		 grep -q 'state:[[:space:]]*PORT_ACTIVE' /tmp/u_devinfo &&
+		 grep -q 'max_qp:' /tmp/u_devinfo &&
+		 grep -q 'link_layer:[[:space:]]*Ethernet' /tmp/u_devinfo ||
+		 { tail -3 /tmp/u_devinfo; false; }"
+
+	# libibverbs' examples: a TCP exchange of the QP numbers, then traffic.
+	p="-d $d -g $g -n 200 -c"
+	u_case "ibv_rc_pingpong" rc tcp:$((PORT + 1)) 'bytes in .* seconds' \
+		ibv_rc_pingpong $p -p $((PORT + 1)) -- \
+		ibv_rc_pingpong $p -p $((PORT + 1)) $a
+	u_case "ibv_rc_pingpong -o (ODP)" rc_odp tcp:$((PORT + 1)) 'bytes in .* seconds' \
+		ibv_rc_pingpong $p -o -p $((PORT + 1)) -- \
+		ibv_rc_pingpong $p -o -p $((PORT + 1)) $a
+	u_case "ibv_rc_pingpong -O (implicit ODP)" rc_iodp tcp:$((PORT + 1)) 'bytes in .* seconds' \
+		ibv_rc_pingpong $p -O -p $((PORT + 1)) -- \
+		ibv_rc_pingpong $p -O -p $((PORT + 1)) $a
+	# UD messages fit the path MTU (1024 on a 1500-byte netdev).
+	u_case "ibv_ud_pingpong" ud tcp:$((PORT + 1)) 'bytes in .* seconds' \
+		ibv_ud_pingpong $p -s 512 -p $((PORT + 1)) -- \
+		ibv_ud_pingpong $p -s 512 -p $((PORT + 1)) $a
+	u_case "ibv_srq_pingpong" srq tcp:$((PORT + 1)) 'bytes in .* seconds' \
+		ibv_srq_pingpong $p -p $((PORT + 1)) -- \
+		ibv_srq_pingpong $p -p $((PORT + 1)) $a
+
+	# librdmacm's examples, connected through the RDMA CM on $a.
+	u_case "rping -v -V" rping cm:$((PORT + 1)) 'ping data: rdma-ping-19' \
+		rping -s -v -V -C 20 -a $a -p $((PORT + 1)) -- \
+		rping -c -v -V -C 20 -a $a -p $((PORT + 1))
+	u_case "rdma_server / rdma_client" rdma_server cm:$((PORT + 1)) 'rdma_client: end 0' \
+		rdma_server -s $a -p $((PORT + 1)) -- \
+		rdma_client -s $a -p $((PORT + 1))
+	u_case "ucmatose" ucmatose cm:$((PORT + 1)) 'data transfers complete' \
+		ucmatose -b $a -p $((PORT + 1)) -C 20 -- \
+		ucmatose -s $a -p $((PORT + 1)) -C 20
+	# udaddy's port is fixed (7174); -p is its port space.
+	u_case "udaddy" udaddy cm:7174 'data transfers complete' \
+		udaddy -b $a -C 20 -- \
+		udaddy -s $a -C 20
+
+	# perftest: a TCP exchange, or with -R the RDMA CM.
+	for t in write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat; do
+		p="-d $d -x $g -F -n 200"
+		u_case "ib_$t" "$t" tcp:$((PORT + 1)) '^ *[0-9]+ +[0-9]+ ' \
+			ib_$t $p -p $((PORT + 1)) -- \
+			ib_$t $p -p $((PORT + 1)) $a
+		u_case "ib_$t -R" "${t}_cm" cm:$((PORT + 1)) '^ *[0-9]+ +[0-9]+ ' \
+			ib_$t $p -R -p $((PORT + 1)) -- \
+			ib_$t $p -R -p $((PORT + 1)) $a
+	done
+	u_case "ib_write_bw --odp" write_bw_odp tcp:$((PORT + 1)) '^ *[0-9]+ +[0-9]+ ' \
+		ib_write_bw $p --odp -p $((PORT + 1)) -- \
+		ib_write_bw $p --odp -p $((PORT + 1)) $a
+
+	# libfabric's verbs provider: fi_pingpong's control connection is TCP.
+	t_eval "$T: fi_info -p verbs lists $d" \
+		"mrc_chroot fi_info -p verbs > /tmp/u_fi_info 2>&1 &&
+		 grep -q 'domain: $d\$' /tmp/u_fi_info ||
+		 { tail -3 /tmp/u_fi_info; false; }"
+	u_case "fi_pingpong -p verbs -e msg -c" fi_msg tcp:$((PORT + 1)) 'Mxfers' \
+		fi_pingpong -p verbs -e msg -d $d -c -B $((PORT + 1)) -- \
+		fi_pingpong -p verbs -e msg -d $d -c -P $((PORT + 1)) $a
+	u_case "fi_pingpong -p 'ofi_rxm;verbs' -e rdm -c" fi_rdm tcp:$((PORT + 1)) 'Mxfers' \
+		fi_pingpong -p "ofi_rxm;verbs" -e rdm -d $d -c -B $((PORT + 1)) -- \
+		fi_pingpong -p "ofi_rxm;verbs" -e rdm -d $d -c -P $((PORT + 1)) $a
+
+	t_check "$T: rdma link del $d" rdma_link_down "$d" "$3"
+	# The scripts after this one load vhca themselves.
+	[ "$TYPE" = vhca ] && t_check "$T: rmmod vhca mrcore" run_for 60 unload_mrcore
+	return 0
+}
+
+t_gate "user: the host's root in a chroot at $MRC_ROOT" mrc_root_up ||
+	{ t_fail "user: no case run ($USER_DEVS)" "no chroot of the host's root"; exit 1; }
+for type in $USER_DEVS; do
+	case "$type" in
+	rxe)	user_suite rxe rxe0 uvr0 10.90.0.1 ;;
+	vhca)	user_suite vhca vhca0 uvv0 10.91.0.1 ;;
+	*)	t_fail "user: device type $type" "unknown (USER_DEVS: rxe, vhca)" ;;
+	esac
+done
+mrc_root_down
