@@ -48,8 +48,7 @@
  *   a user ring's WQE refused by its checks     the status they chose
  *     (queue_user.c): an opcode the QP type lacks: IB_WC_LOC_QP_OP_ERR,
  *     too many SGEs or too much inline data: IB_WC_LOC_LEN_ERR, an
- *     unknown AH: IB_WC_LOC_QP_OP_ERR, a window key with another index:
- *     IB_WC_MW_BIND_ERR
+ *     unknown AH: IB_WC_LOC_QP_OP_ERR
  * An error completion moves the requester QP to ERR; the rest of its send
  * queue completes with IB_WC_WR_FLUSH_ERR.
  */
@@ -188,10 +187,22 @@ static enum ib_wc_status vhca_exec_local(struct vhca_qp *qp,
 				    wqe->ex.invalidate_rkey);
 		return err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 	case IB_WR_BIND_MW:
-		err = vhca_exec_bind_mw(qp->vdev, qp->pdn, qp->ibqp.qp_num,
-					wqe->bind.mw_rkey, wqe->bind.mr_lkey,
-					wqe->bind.addr, wqe->bind.length,
-					wqe->bind.access);
+		if (wqe->bind.cur_rkey)		/* a user ring's */
+			err = vhca_exec_user_bind_mw(qp->vdev, qp->pdn,
+						     qp->ibqp.qp_num,
+						     wqe->bind.cur_rkey,
+						     wqe->bind.mw_rkey,
+						     wqe->bind.mr_lkey,
+						     wqe->bind.addr,
+						     wqe->bind.length,
+						     wqe->bind.access);
+		else
+			err = vhca_exec_bind_mw(qp->vdev, qp->pdn,
+						qp->ibqp.qp_num,
+						wqe->bind.mw_rkey,
+						wqe->bind.mr_lkey,
+						wqe->bind.addr, wqe->bind.length,
+						wqe->bind.access);
 		return err ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
 	default:
 		err = vhca_exec_reg_mr(qp->vdev, qp->pdn, wqe->reg.mr,

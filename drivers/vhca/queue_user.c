@@ -48,9 +48,6 @@
 #define VHCA_USER_SEND_FLAGS	(IB_SEND_FENCE | IB_SEND_SIGNALED |	\
 				 IB_SEND_SOLICITED | IB_SEND_INLINE)
 
-/* A bound window's rkey keeps its index: only the low byte (the tag) moves. */
-#define VHCA_MW_KEY_TAG		0xffU
-
 /**
  * vhca_user_sq_elem - bytes per element of a user send queue
  * @max_sge: SGEs a WQE may carry
@@ -181,10 +178,11 @@ static enum ib_wc_status vhca_usq_convert(struct vhca_qp *qp,
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_WC_SUCCESS;
 	case IB_UVERBS_WR_BIND_MW:
-		/* librxe: mw_rkey is the window's key, rkey the one to bind. */
-		if ((wr->wr.mw.rkey & ~VHCA_MW_KEY_TAG) !=
-		    (wr->wr.mw.mw_rkey & ~VHCA_MW_KEY_TAG))
-			return IB_WC_MW_BIND_ERR;
+		/*
+		 * librxe: mw_rkey is the window's key, rkey the one to bind;
+		 * both are checked when the bind executes (frwr.c).
+		 */
+		wqe->bind.cur_rkey = wr->wr.mw.mw_rkey;
 		wqe->bind.mw_rkey = wr->wr.mw.rkey;
 		wqe->bind.mr_lkey = wr->wr.mw.mr_lkey;
 		wqe->bind.addr = wr->wr.mw.addr;

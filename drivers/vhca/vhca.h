@@ -379,7 +379,9 @@ struct vhca_ah {
  * @atomic: atomic target and operands
  * @ud: UD destination, copied from the AH at post time
  * @reg: IB_WR_REG_MR: the MR, its new key and access
- * @bind: IB_WR_BIND_MW: struct vhca_bind_mw_wr's fields
+ * @bind: IB_WR_BIND_MW: struct vhca_bind_mw_wr's fields; cur_rkey is a
+ *	user WQE's key of the window as the process knows it, checked when
+ *	the bind executes (0 for a kernel WR)
  * @sge: gather list, or (IB_SEND_INLINE) @inline_data
  */
 struct vhca_send_wqe {
@@ -418,6 +420,7 @@ struct vhca_send_wqe {
 		struct {
 			u64 addr;
 			u64 length;
+			u32 cur_rkey;
 			u32 mw_rkey;
 			u32 mr_lkey;
 			u32 access;
