@@ -60,14 +60,20 @@ mrc_9p_tag_seen() {
 	grep -qx "$MRC_9P_TAG" /sys/bus/virtio/drivers/9pnet_virtio/virtio*/mount_tag 2>/dev/null
 }
 
+# mrc_mounted PATH: something is mounted on PATH (busybox has no
+# mountpoint applet).
+mrc_mounted() {
+	awk -v p="$1" '$2 == p {f = 1} END {exit !f}' /proc/mounts
+}
+
 mrc_root_up() {
 	local m
-	mountpoint -q $MRC_ROOT/run && return 0
+	mrc_mounted $MRC_ROOT/run && return 0
 	for m in virtio_pci 9pnet_virtio 9p ib_uverbs rdma_ucm; do
 		modprobe $m 2>/dev/null || builtin_module $m ||
 			{ echo "user_lib: cannot load $m"; return 1; }
 	done
-	if ! mountpoint -q $MRC_ROOT; then
+	if ! mrc_mounted $MRC_ROOT; then
 		wait_for $PROGRESS_TMO mrc_9p_tag_seen ||
 			{ echo "user_lib: no virtio-9p device with tag $MRC_9P_TAG (vmtest.sh's -virtfs)"; return 1; }
 		mkdir -p $MRC_ROOT
@@ -78,20 +84,20 @@ mrc_root_up() {
 	fi
 	[ -x $MRC_ROOT/usr/bin/env ] ||
 		{ echo "user_lib: $MRC_ROOT holds no /usr/bin/env"; return 1; }
-	mountpoint -q $MRC_ROOT/proc || mount -t proc proc $MRC_ROOT/proc || return 1
-	mountpoint -q $MRC_ROOT/sys || mount -t sysfs sysfs $MRC_ROOT/sys || return 1
-	mountpoint -q $MRC_ROOT/dev || mount -t devtmpfs devtmpfs $MRC_ROOT/dev || return 1
+	mrc_mounted $MRC_ROOT/proc || mount -t proc proc $MRC_ROOT/proc || return 1
+	mrc_mounted $MRC_ROOT/sys || mount -t sysfs sysfs $MRC_ROOT/sys || return 1
+	mrc_mounted $MRC_ROOT/dev || mount -t devtmpfs devtmpfs $MRC_ROOT/dev || return 1
 	mkdir -p $MRC_ROOT/dev/pts $MRC_ROOT/dev/shm
-	mountpoint -q $MRC_ROOT/dev/pts || mount -t devpts devpts $MRC_ROOT/dev/pts || return 1
-	mountpoint -q $MRC_ROOT/dev/shm || mount -t tmpfs tmpfs $MRC_ROOT/dev/shm || return 1
-	mountpoint -q $MRC_ROOT/tmp || mount -t tmpfs tmpfs $MRC_ROOT/tmp || return 1
+	mrc_mounted $MRC_ROOT/dev/pts || mount -t devpts devpts $MRC_ROOT/dev/pts || return 1
+	mrc_mounted $MRC_ROOT/dev/shm || mount -t tmpfs tmpfs $MRC_ROOT/dev/shm || return 1
+	mrc_mounted $MRC_ROOT/tmp || mount -t tmpfs tmpfs $MRC_ROOT/tmp || return 1
 	mount -t tmpfs tmpfs $MRC_ROOT/run
 }
 
 mrc_root_down() {
 	local m rc=0
 	for m in run tmp dev/shm dev/pts dev sys proc ""; do
-		if mountpoint -q $MRC_ROOT/$m; then
+		if mrc_mounted $MRC_ROOT${m:+/$m}; then
 			umount $MRC_ROOT/$m || rc=1
 		fi
 	done
