@@ -60,10 +60,10 @@ mrc_9p_tag_seen() {
 	grep -qx "$MRC_9P_TAG" /sys/bus/virtio/drivers/9pnet_virtio/virtio*/mount_tag 2>/dev/null
 }
 
-# mrc_mounted DIR: is a file system mounted at DIR? (busybox has no
-# mountpoint applet.)
+# mrc_mounted PATH: something is mounted on PATH (busybox has no
+# mountpoint applet).
 mrc_mounted() {
-	awk -v d="${1%/}" '$2 == d { found = 1 } END { exit !found }' /proc/mounts
+	awk -v p="$1" '$2 == p {f = 1} END {exit !f}' /proc/mounts
 }
 
 mrc_root_up() {
@@ -97,7 +97,7 @@ mrc_root_up() {
 mrc_root_down() {
 	local m rc=0
 	for m in run tmp dev/shm dev/pts dev sys proc ""; do
-		if mrc_mounted $MRC_ROOT/$m; then
+		if mrc_mounted $MRC_ROOT${m:+/$m}; then
 			umount $MRC_ROOT/$m || rc=1
 		fi
 	done
