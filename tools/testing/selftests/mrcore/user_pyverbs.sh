@@ -14,6 +14,14 @@
 # prints "differs:" under the case; vhca0 is held to the text.
 . ./lib.sh
 . ./nvmeof.sh
+# user_lib.sh asks mountpoint whether its mounts are there; the
+# initramfs's busybox has no such applet. Until it does: /proc/mounts.
+if ! command -v mountpoint > /dev/null; then
+	mountpoint() {
+		[ "$1" = -q ] && shift
+		awk -v d="${1%/}" '$2 == d { f = 1 } END { exit !f }' /proc/mounts
+	}
+fi
 . ./user_lib.sh
 
 USER_DEVS=${USER_DEVS:-rxe vhca}
