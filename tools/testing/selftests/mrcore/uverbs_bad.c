@@ -674,6 +674,9 @@ FIXTURE_SETUP(udata)
 {
 	int ret = udev_open(&self->u.d);
 
+	/* Named by the runner, which made it: not opening it is a failure. */
+	ASSERT_TRUE(!ret || !getenv("MRC_UDEV"))
+		TH_LOG("cannot open %s: %s", getenv("MRC_UDEV"), strerror(-ret));
 	if (ret)
 		SKIP(return, "no device %s (%s): the runner creates it",
 		     getenv("MRC_UDEV") ?: "vhca0", strerror(-ret));
@@ -1118,6 +1121,9 @@ FIXTURE_SETUP(rings)
 	struct canaries *c = &r->c;
 	int ret = udev_open(&r->d);
 
+	/* Named by the runner, which made it: not opening it is a failure. */
+	ASSERT_TRUE(!ret || !getenv("MRC_UDEV"))
+		TH_LOG("cannot open %s: %s", getenv("MRC_UDEV"), strerror(-ret));
 	if (ret)
 		SKIP(return, "no device %s (%s): the runner creates it",
 		     getenv("MRC_UDEV") ?: "vhca0", strerror(-ret));
