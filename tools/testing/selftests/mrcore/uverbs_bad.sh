@@ -1,0 +1,75 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Bad input through rxe's user ABI (issue 18, item 5): ./uverbs_bad
+# (kselftest harness, TAP) opens a device with libibverbs, then calls
+# every create verb with short responses, nonzero tails and garbage
+# driver input, and writes seeded garbage into the mmapped SQ, RQ, SRQ
+# and CQ rings of a connected RC pair; canaries around and outside its
+# MRs must be unchanged, and a fresh pair must still RDMA WRITE. Each
+# result becomes one of our lines:
+#
+#   ok N udata.create_cq.nonzero_tail   ->  ok - uverbs_bad DEV: NAME
+#   ok N # SKIP WHY                     ->  ok - uverbs_bad DEV: NAME # SKIP WHY
+#   not ok N ...                        ->  not ok - uverbs_bad DEV: NAME # why
+#
+# rxe0 first, the reference (MRC_UBAD_RXE=1: where rxe 6.1 accepts what
+# vhca must refuse, the case is a SKIP naming what rxe did), then vhca0
+# once it has user verbs (a uverbs node). Settings (environment):
+#   UBAD_ROUNDS       garbage rounds per device (2000)
+#   UBAD_SEED         the PRNG seed (default: the clock; printed)
+#   UBAD_RXE_CLASSES  the garbage classes run on rxe0 (default: all;
+#                     uverbs_bad.c's class_names: wqe, rand, prod_back,
+#                     prod_wild, rq, srq, cq_ci, hdr), to stop short of
+#                     what crashes rxe 6.1
+#   UBAD_VHCA_CLASSES the same for vhca0 (all)
+. ./lib.sh
+. ./chardev_lib.sh
+. ./nvmeof.sh
+
+ROUNDS=${UBAD_ROUNDS:-2000}
+SEED=${UBAD_SEED:-$(date +%s)}
+
+# ubad_run DEV CLASSES [ENV...]: the program on DEV, its lines prefixed.
+ubad_run() {
+	local dev=$1 classes=$2
+	shift 2
+	env MRC_UDEV="$dev" MRC_UBAD_ROUNDS="$ROUNDS" MRC_UBAD_SEED="$SEED" \
+		MRC_UBAD_CLASSES="$classes" "$@" ./uverbs_bad 2>&1 |
+		tap_to_lines "uverbs_bad $dev" uverbs_bad
+}
+
+# has_uverbs DEV: DEV has a user verbs node (ib_uverbs took it).
+has_uverbs() {
+	grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null
+}
+
+rc=0
+[ -x ./uverbs_bad ] || { t_fail "uverbs_bad: prerequisite" "no ./uverbs_bad"; exit 4; }
+
+# --- rxe0, the reference ---
+if t_gate "uverbs_bad rxe0: rdma_rxe and ib_uverbs load" \
+	sh -c 'modprobe rdma_rxe && modprobe ib_uverbs' &&
+   t_gate "uverbs_bad rxe0: rdma link add rxe0 netdev ubadr0" \
+	rdma_link_up rxe rxe0 ubadr0 10.79.0.1 &&
+   t_gate "uverbs_bad rxe0: a uverbs node" wait_for $PROGRESS_TMO has_uverbs rxe0; then
+	ubad_run rxe0 "${UBAD_RXE_CLASSES:-all}" MRC_UBAD_RXE=1 || rc=1
+else
+	rc=1
+fi
+t_check "uverbs_bad rxe0: rdma link del rxe0" rdma_link_down rxe0 ubadr0
+
+# --- vhca0, held to the standard ---
+if t_gate "uverbs_bad vhca0: mrcore and vhca load" load_mrcore &&
+   t_gate "uverbs_bad vhca0: rdma link add vhca0 netdev ubadv0" \
+	rdma_link_up vhca vhca0 ubadv0 10.79.1.1; then
+	if has_uverbs vhca0; then
+		ubad_run vhca0 "${UBAD_VHCA_CLASSES:-all}" || rc=1
+	else
+		t_ok "uverbs_bad vhca0: garbage through the rings # SKIP vhca0 has no user verbs yet (no uverbs node)"
+	fi
+	t_check "uverbs_bad vhca0: rdma link del vhca0" rdma_link_down vhca0 ubadv0
+	t_check "uverbs_bad vhca0: vhca and mrcore unload" unload_mrcore
+else
+	rc=1
+fi
+exit $rc
