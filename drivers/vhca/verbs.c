@@ -527,6 +527,14 @@ static void vhca_ib_init(struct vhca_dev *vdev)
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, vdev->ndev->dev_addr);
 	/* Checked again under RTNL once registered; see vhca_newlink(). */
 	vdev->port_state = vhca_port_state(vdev->ndev);
+	/*
+	 * Of the write commands ib_core leaves to the driver, librxe uses
+	 * these two: POST_SEND (of no WR) is the doorbell of a user send
+	 * ring, REQ_NOTIFY_CQ arms a user CQ. POST_RECV, POST_SRQ_RECV and
+	 * POLL_CQ stay off: the rings carry receives and completions.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &vhca_dev_ops);
 }
 
