@@ -12,8 +12,8 @@
 #   rdma_server / rdma_client, ucmatose, udaddy; perftest's ib_write_bw,
 #   ib_read_bw, ib_send_bw, ib_atomic_bw, ib_write_lat, ib_read_lat,
 #   ib_send_lat with and without -R (RDMA CM), ib_write_bw --odp;
-#   fi_info -p verbs, fi_pingpong -c over verbs (MSG) and ofi_rxm;verbs
-#   (RDM).
+#   fi_info -p verbs, fi_pingpong -c over verbs (MSG); not yet over
+#   ofi_rxm;verbs (RDM), see below.
 #
 # Where a device is expected to refuse a case (rxe 6.1 has no ODP), the
 # refusal is asserted with the message the program prints (user_expect):
@@ -190,9 +190,10 @@ user_suite() {
 	u_case "fi_pingpong -p verbs -e msg -c" fi_msg tcp:$((PORT + 1)) 'Mxfers' \
 		fi_pingpong -p verbs -e msg -d $d -c -B $((PORT + 1)) -- \
 		fi_pingpong -p verbs -e msg -d $d -c -P $((PORT + 1)) $a
-	u_case "fi_pingpong -p 'ofi_rxm;verbs' -e rdm -c" fi_rdm tcp:$((PORT + 1)) 'Mxfers' \
-		fi_pingpong -p "ofi_rxm;verbs" -e rdm -d $d -c -B $((PORT + 1)) -- \
-		fi_pingpong -p "ofi_rxm;verbs" -e rdm -d $d -c -P $((PORT + 1)) $a
+	# Not run: fi_pingpong over "ofi_rxm;verbs" (RDM) fails the same way
+	# on rxe0 and on vhca0, the server's fi_enable() returning -EINVAL
+	# (libfabric 1.17 of Debian); its cause is not found yet, so it
+	# tells nothing of either device.
 
 	t_check "$T: rdma link del $d" rdma_link_down "$d" "$3"
 	# The scripts after this one load vhca themselves.

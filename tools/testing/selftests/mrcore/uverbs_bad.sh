@@ -25,6 +25,7 @@
 . ./lib.sh
 . ./chardev_lib.sh
 . ./nvmeof.sh
+. ./user_lib.sh
 
 ROUNDS=${UBAD_ROUNDS:-2000}
 SEED=${UBAD_SEED:-$(date +%s)}
@@ -33,8 +34,12 @@ SEED=${UBAD_SEED:-$(date +%s)}
 ubad_run() {
 	local dev=$1 classes=$2
 	shift 2
-	env MRC_UDEV="$dev" MRC_UBAD_ROUNDS="$ROUNDS" MRC_UBAD_SEED="$SEED" \
-		MRC_UBAD_CLASSES="$classes" "$@" ./uverbs_bad 2>&1 |
+	# Dynamically linked: run in the host root's chroot, with its
+	# libibverbs and librxe, from the chroot's /tmp.
+	cp ./uverbs_bad $MRC_ROOT/tmp/uverbs_bad || return 1
+	mrc_chroot env MRC_UDEV="$dev" MRC_UBAD_ROUNDS="$ROUNDS" \
+		MRC_UBAD_SEED="$SEED" MRC_UBAD_CLASSES="$classes" "$@" \
+		/tmp/uverbs_bad 2>&1 |
 		tap_to_lines "uverbs_bad $dev" uverbs_bad
 }
 
@@ -45,6 +50,7 @@ has_uverbs() {
 
 rc=0
 [ -x ./uverbs_bad ] || { t_fail "uverbs_bad: prerequisite" "no ./uverbs_bad"; exit 4; }
+t_gate "uverbs_bad: the host's root in a chroot" mrc_root_up || exit 1
 
 # --- rxe0, the reference ---
 if t_gate "uverbs_bad rxe0: rdma_rxe and ib_uverbs load" \
@@ -62,14 +68,16 @@ t_check "uverbs_bad rxe0: rdma link del rxe0" rdma_link_down rxe0 ubadr0
 if t_gate "uverbs_bad vhca0: mrcore and vhca load" load_mrcore &&
    t_gate "uverbs_bad vhca0: rdma link add vhca0 netdev ubadv0" \
 	rdma_link_up vhca vhca0 ubadv0 10.79.1.1; then
-	if has_uverbs vhca0; then
+	if t_gate "uverbs_bad vhca0: a uverbs node" \
+		wait_for $PROGRESS_TMO has_uverbs vhca0; then
 		ubad_run vhca0 "${UBAD_VHCA_CLASSES:-all}" || rc=1
 	else
-		t_ok "uverbs_bad vhca0: garbage through the rings # SKIP vhca0 has no user verbs yet (no uverbs node)"
+		rc=1
 	fi
 	t_check "uverbs_bad vhca0: rdma link del vhca0" rdma_link_down vhca0 ubadv0
 	t_check "uverbs_bad vhca0: vhca and mrcore unload" unload_mrcore
 else
 	rc=1
 fi
+mrc_root_down
 exit $rc
