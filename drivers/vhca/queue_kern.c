@@ -55,7 +55,7 @@ static void vhca_sq_advance(struct vhca_qp *qp)
  * RQ or SRQ may be a user ring: vhca_rq_pop() and vhca_srq_pop() tell.
  */
 enum vhca_take vhca_queue_take_recv(struct vhca_qp *rqp,
-				     struct vhca_recv_wqe *rwqe)
+				    struct vhca_recv_wqe *rwqe)
 {
 	enum vhca_take ret = VHCA_GONE;
 	bool taken, limit = false;
@@ -128,7 +128,7 @@ int vhca_qp_send_cqe(struct vhca_qp *qp, const struct ib_wc *wc)
 }
 
 int vhca_qp_recv_cqe(struct vhca_qp *qp, const struct ib_wc *wc,
-			 bool solicited)
+		     bool solicited)
 {
 	return vhca_cq_post(qp->rcq, wc, solicited);
 }

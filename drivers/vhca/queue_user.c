@@ -152,11 +152,11 @@ static enum ib_wc_status vhca_usq_convert(struct vhca_qp *qp,
 					  const struct rxe_send_wqe *u,
 					  const void *elem)
 {
-	u32 ops = qp->ibqp.qp_type == IB_QPT_RC ? VHCA_USER_RC_OPS :
-						  VHCA_USER_UD_OPS;
+	unsigned long ops = qp->ibqp.qp_type == IB_QPT_RC ? VHCA_USER_RC_OPS :
+							    VHCA_USER_UD_OPS;
 	const struct rxe_send_wr *wr = &u->wr;
 
-	if (wr->opcode >= BITS_PER_TYPE(u32) || !(ops & BIT(wr->opcode)))
+	if (wr->opcode >= BITS_PER_LONG || !(ops & BIT(wr->opcode)))
 		return IB_WC_LOC_QP_OP_ERR;
 	/* The numbers are the same in the kernel's enum ib_wr_opcode. */
 	wqe->opcode = wr->opcode;
@@ -322,6 +322,7 @@ bool vhca_urq_pop(struct vhca_rq *rq, struct vhca_recv_wqe *out)
 	memcpy(out->sge, e->dma.sge, out->num_sge * sizeof(struct ib_sge));
 
 	rq->tail = (rq->tail + 1) & rq->uring.mask;
+	/* The element is copied: librxe may reuse its slot (acquire there). */
 	smp_store_release(&rq->uring.buf->consumer_index, rq->tail);
 	return true;
 }
@@ -396,6 +397,7 @@ bool vhca_ucq_push(struct vhca_cq *cq, const struct ib_wc *wc)
 	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)
 		uwc->ex.invalidate_rkey = wc->ex.invalidate_rkey;
 	cq->head = next;
+	/* The element is written before librxe sees it (acquire there). */
 	smp_store_release(&r->buf->producer_index, next);
 	return true;
 }
@@ -408,11 +410,13 @@ bool vhca_ucq_push(struct vhca_cq *cq, const struct ib_wc *wc)
  */
 bool vhca_ucq_empty(struct vhca_cq *cq)
 {
+	u32 cons;
+
 	lockdep_assert_held(&cq->lock);
 
-	return cq->head ==
-	       (smp_load_acquire(&cq->uring.buf->consumer_index) &
-		cq->uring.mask);
+	/* Pairs with librxe's release store of the consumer index. */
+	cons = smp_load_acquire(&cq->uring.buf->consumer_index);
+	return cq->head == (cons & cq->uring.mask);
 }
 
 /**
@@ -433,6 +437,7 @@ int vhca_ucq_move(struct vhca_cq *cq, struct vhca_uring *r, u32 cqe)
 
 	lockdep_assert_held(&cq->lock);
 
+	/* Pairs with librxe's release store of the consumer index. */
 	cons = smp_load_acquire(&old.buf->consumer_index) & old.mask;
 	n = (cq->head - cons) & old.mask;
 	if (n > cqe)
@@ -442,6 +447,7 @@ int vhca_ucq_move(struct vhca_cq *cq, struct vhca_uring *r, u32 cqe)
 		       sizeof(struct ib_uverbs_wc));
 	cq->uring = *r;
 	cq->head = n;
+	/* The moved elements are written before librxe sees them. */
 	smp_store_release(&cq->uring.buf->producer_index, n);
 	*r = old;
 	return 0;

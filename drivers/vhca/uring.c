@@ -206,6 +206,7 @@ void vhca_uring_fini(struct vhca_uring *r)
 void vhca_uring_reset(struct vhca_uring *r)
 {
 	WRITE_ONCE(r->buf->producer_index, 0);
+	/* Pairs with librxe's acquire load of the consumer index. */
 	smp_store_release(&r->buf->consumer_index, 0);
 }
 
