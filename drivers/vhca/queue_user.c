@@ -354,6 +354,22 @@ void vhca_urq_reset(struct vhca_rq *rq)
 
 /* --- completion queues --- */
 
+/*
+ * The completion flags as libibverbs numbers them (enum ibv_wc_flags):
+ * GRH and WITH_IMM agree with the kernel's, WITH_INV is its bit 3 where
+ * the kernel's IB_WC_WITH_INVALIDATE is bit 2 (libibverbs' IP_CSUM_OK).
+ */
+#define VHCA_UWC_WITH_INV	BIT(3)
+
+static u32 vhca_uwc_flags(int flags)
+{
+	u32 uflags = flags & (IB_WC_GRH | IB_WC_WITH_IMM);
+
+	if (flags & IB_WC_WITH_INVALIDATE)
+		uflags |= VHCA_UWC_WITH_INV;
+	return uflags;
+}
+
 /**
  * vhca_ucq_push - write a completion into a user CQ ring
  * @cq: the CQ, its lock held
@@ -386,8 +402,7 @@ bool vhca_ucq_push(struct vhca_cq *cq, const struct ib_wc *wc)
 		.ex.imm_data = (__force __u32)wc->ex.imm_data,
 		.qp_num = wc->qp->qp_num,
 		.src_qp = wc->src_qp,
-		.wc_flags = wc->wc_flags & (IB_WC_GRH | IB_WC_WITH_IMM |
-					    IB_WC_WITH_INVALIDATE),
+		.wc_flags = vhca_uwc_flags(wc->wc_flags),
 		.pkey_index = wc->pkey_index,
 		.slid = ib_lid_cpu16(wc->slid),
 		.sl = wc->sl,
