@@ -9,7 +9,8 @@
 #   --swiotlb  boot with swiotlb=force: every streaming DMA mapping bounces
 #   --ulp      only the storage ULPs over vhca (nvmeof_vhca.sh, iser_vhca.sh)
 # Environment: USER_DEVS, the RDMA device types user_verbs.sh runs on
-# (default "rxe vhca"), passed to the guest as mrcore.userdevs=.
+# (default "rxe vhca"), passed to the guest as mrcore.userdevs=;
+# MRCORE_VM_EXCLUDE, scripts the test mode does not run (mrcore.exclude=).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -88,6 +89,8 @@ bash "$here/initramfs.sh" "$initrd" "$kroot" "$kver" "$MODS" "$kodir"
 
 # The user-verbs devices, with commas: the command line splits on blanks.
 [ -n "${USER_DEVS:-}" ] && extra_args="$extra_args mrcore.userdevs=$(echo $USER_DEVS | tr ' ' ,)"
+# Scripts the test mode leaves out, with a "# excluded" line each.
+[ -n "${MRCORE_VM_EXCLUDE:-}" ] && extra_args="$extra_args mrcore.exclude=$(echo $MRCORE_VM_EXCLUDE | tr ' ' ,)"
 
 log="$work/console-${mode%%:*}${swiotlb:+-swiotlb}.log"
 # qemu64 rather than "max": under TCG every emulated vector extension the
