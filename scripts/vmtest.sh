@@ -36,10 +36,12 @@ MODS="rdma_rxe rdma_cm ib_cm ib_umad nvme-rdma nvmet-rdma brd null_blk dummy
 	configfs crc32_generic crc32c_generic crct10dif_generic
 	ib_iser ib_isert iscsi_target_mod target_core_mod scsi_transport_iscsi
 	libiscsi sd_mod
-	virtio_pci 9p 9pnet_virtio ib_uverbs rdma_ucm"
+	virtio_pci 9p 9pnet_virtio ib_uverbs rdma_ucm virtio_net"
 # virtio_pci, 9p, 9pnet_virtio: the host's root, shared read-only with the
 # guest (-virtfs below), where user_lib.sh runs Debian's user-space RDMA
 # programs in a chroot; ib_uverbs and rdma_ucm are their kernel side.
+# virtio_net: a NIC (-nic below), a netdev with a parent device, as a real
+# RDMA device's is (user_verbs.sh binds a vhca to it).
 # (In the debug kernel the crc modules are built in; their absence is fine.)
 work="$MRCORE_CACHE/vm-$kernel"
 mkdir -p "$work"
@@ -102,6 +104,7 @@ timeout --foreground "${MRCORE_VM_TIMEOUT:-1800}" \
 	-machine q35 -cpu ${MRCORE_VM_CPU:-qemu64} -smp 2 -m 3G \
 	-kernel "$image" -initrd "$initrd" -serial stdio \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-nic user,model=virtio-net-pci,restrict=on \
 	-append "console=ttyS0 panic=-1 loglevel=5 mrcore.mode=$mode $extra_args" \
 	< /dev/null 2>&1 | tr -d '\r' | tee "$log" |
 	grep --line-buffered -E '^(ok|not ok) - |^# |^MRCORE|^bench|^demo|^\|' || true

@@ -14,6 +14,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/log2.h>
 #include <linux/platform_device.h>
+#include <linux/rtnetlink.h>
 #include <linux/sizes.h>
 #include <linux/string.h>
 #include <net/addrconf.h>
@@ -74,7 +75,8 @@ static int vhca_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
-				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 VHCA_DEVICE_ATOMIC_WRITE;
 	attr->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG |
 				 IBK_SG_GAPS_REG | IBK_ON_DEMAND_PAGING;
 	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
@@ -293,6 +295,7 @@ void vhca_dealloc_driver(struct ib_device *ibdev)
 	vhca_dbg(vdev, "removing\n");
 	vhca_hw_fini(vdev);
 	vhca_dev_retire(vdev);
+	put_device(vdev->parent);
 	netdev_put(vdev->ndev, &vdev->ndev_tracker);
 }
 
@@ -366,12 +369,12 @@ static const struct ib_device_ops vhca_dev_ops = {
 /**
  * vhca_dev_alloc - allocate a device bound to a netdev
  * @name: the ib_device name asked for
- * @ndev: the netdev; a reference is taken
+ * @ndev: the netdev; a reference is taken, and one on its parent device
  * @max_mkeys: mkey context slots, a power of two
  * @xlt_size: bytes of translation area
  *
  * Nothing is registered: the result is undone by vhca_dev_free() until
- * vhca_ib_register() installs the ops.
+ * vhca_ib_register() installs the ops. Takes RTNL.
  *
  * Return: the device, or NULL if out of memory.
  */
@@ -393,6 +396,18 @@ struct vhca_dev *vhca_dev_alloc(const char *name, struct net_device *ndev,
 	vhca_ah_table_init(vdev);
 	vdev->ndev = ndev;
 	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);
+	/*
+	 * In sysfs the device hangs under its netdev's parent, when it has
+	 * one (a PCI or virtio NIC), as a real NIC's RDMA function does:
+	 * /sys/class/infiniband/vhca0/device/net/ then lists the netdev,
+	 * which is how rdma-core's tests find a device's addresses (rxe has
+	 * no parent). A registered netdev's parent outlives it, and the
+	 * netdev cannot finish unregistering while RTNL is held.
+	 */
+	rtnl_lock();
+	if (ndev->reg_state == NETREG_REGISTERED)
+		vdev->parent = get_device(ndev->dev.parent);
+	rtnl_unlock();
 
 	vdev->mdev.name = vdev->name;
 	vdev->mdev.ops = &vhca_hw_ops;
@@ -414,6 +429,7 @@ struct vhca_dev *vhca_dev_alloc(const char *name, struct net_device *ndev,
  */
 void vhca_dev_free(struct vhca_dev *vdev)
 {
+	put_device(vdev->parent);
 	netdev_put(vdev->ndev, &vdev->ndev_tracker);
 	ib_dealloc_device(&vdev->ibdev);
 }
@@ -557,6 +573,8 @@ int vhca_ib_register(struct vhca_dev *vdev)
 	int err;
 
 	vhca_ib_init(vdev);
+	/* DMA is mapped on the platform device; sysfs has the NIC's parent. */
+	ibdev->dev.parent = vdev->parent;
 
 	err = ib_register_device(ibdev, vdev->name, &vdev->pdev->dev);
 	if (err)

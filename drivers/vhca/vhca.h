@@ -45,6 +45,20 @@
 #define VHCA_MAX_CQ		4096
 #define VHCA_MAX_CQE		((1 << 16) - 1)
 #define VHCA_MAX_RD_ATOM	16
+
+/*
+ * ATOMIC WRITE (IBTA 1.5, 9.4.7): eight bytes stored at once at an
+ * aligned remote address, with remote write rights. Linux 6.1 has no
+ * name for it; librxe 44 writes the later UAPI's numbers into a user send
+ * ring and reads them back from the CQ ring, and 6.1 leaves them unused:
+ * the work request opcode (IB_UVERBS_WR_ATOMIC_WRITE), the completion
+ * opcode (IB_UVERBS_WC_ATOMIC_WRITE; the kernel's 9 is a masked atomic no
+ * user QP can post) and the device capability
+ * (IB_UVERBS_DEVICE_ATOMIC_WRITE). Only user QPs post it.
+ */
+#define VHCA_WR_ATOMIC_WRITE		15
+#define VHCA_WC_ATOMIC_WRITE		9
+#define VHCA_DEVICE_ATOMIC_WRITE	BIT_ULL(40)
 #define VHCA_MAX_SRQ		1024
 #define VHCA_MAX_SRQ_WR		4096
 #define VHCA_MAX_AH		BIT(16)
@@ -163,6 +177,8 @@ struct vhca_fault {
  * @pdev: the platform device DMA mappings are made on
  * @ndev: the bound netdev, held through @ndev_tracker until dealloc_driver
  * @ndev_tracker: tracks our reference on @ndev
+ * @parent: @ndev's parent device (a PCI or virtio NIC), or NULL; held
+ *	until dealloc_driver, and @ibdev's parent in sysfs
  * @port_state: port state last reported by an event; protected by RTNL
  * @rsvd_lkey: the key the device treats as its local DMA key; latched at
  *	bring-up from mrcore's registration, as a firmware's reserved lkey
@@ -198,6 +214,7 @@ struct vhca_dev {
 	struct platform_device *pdev;
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
+	struct device *parent;
 	enum ib_port_state port_state;
 	u32 rsvd_lkey;
 	atomic_t *mkey_users;
@@ -368,7 +385,7 @@ struct vhca_ah {
 /**
  * struct vhca_send_wqe - a posted send, as the queue holds it
  * @wr_id: the caller's id
- * @opcode: enum ib_wr_opcode
+ * @opcode: enum ib_wr_opcode, or VHCA_WR_ATOMIC_WRITE
  * @refused: not IB_WC_SUCCESS for a user WQE that failed its checks:
  *	the engine completes it with this status and executes nothing
  * @send_flags: IB_SEND_*
@@ -376,7 +393,7 @@ struct vhca_ah {
  * @inline_len: bytes of inline data in @inline_data
  * @ex: imm_data (network order) or invalidate_rkey
  * @rdma: RDMA READ/WRITE target
- * @atomic: atomic target and operands
+ * @atomic: atomic target and operands; an ATOMIC WRITE's value is @swap
  * @ud: UD destination, copied from the AH at post time
  * @reg: IB_WR_REG_MR: the MR, its new key and access
  * @bind: IB_WR_BIND_MW: struct vhca_bind_mw_wr's fields; cur_rkey is a

@@ -7,7 +7,8 @@
 # processes, a server and a client, talk over the same device and address
 # (the traffic loops back through the device):
 #
-#   ibv_devinfo -v; ibv_rc_pingpong (plain, -o ODP, -O implicit ODP),
+#   ibv_devinfo -v; (vhca) a vhca on the VM's NIC has device/net/ in
+#   sysfs; ibv_rc_pingpong (plain, -o ODP, -O implicit ODP),
 #   ibv_ud_pingpong, ibv_srq_pingpong, all with -c; rping -v -V,
 #   rdma_server / rdma_client, ucmatose, udaddy; perftest's ib_write_bw,
 #   ib_read_bw, ib_send_bw, ib_atomic_bw, ib_write_lat, ib_read_lat,
@@ -107,6 +108,33 @@ u_case() {
 	fi
 }
 
+# u_nic_parent: a vhca bound to the VM's NIC (vmtest.sh's -nic: a netdev
+# with a parent device, as a real HCA's is) hangs under that device in
+# sysfs, so /sys/class/infiniband/vhca1/device/net/ lists the netdev:
+# where rdma-core's tests look for a device's addresses (rxe has no
+# parent device, so the path does not exist for rxe0).
+u_nic_parent() {
+	local n nic= out
+	for n in /sys/class/net/*; do
+		[ -e "$n/device" ] && { nic=${n##*/}; break; }
+	done
+	if [ -z "$nic" ]; then
+		t_fail "$T: device/net/ of a vhca on the VM's NIC" "no netdev with a parent device"
+		return
+	fi
+	if ! out=$(ip link set "$nic" up 2>&1 && rdma link add vhca1 type vhca netdev "$nic" 2>&1); then
+		t_fail "$T: rdma link add vhca1 netdev $nic" "$out"
+		return
+	fi
+	t_eval "$T: /sys/class/infiniband/vhca1/device/net/ lists $nic" \
+		"[ \"\$(readlink -f /sys/class/infiniband/vhca1/device)\" = \
+		   \"\$(readlink -f /sys/class/net/$nic/device)\" ] &&
+		 ls /sys/class/infiniband/vhca1/device/net/ | grep -qx '$nic' ||
+		 { ls -l /sys/class/infiniband/vhca1/ | grep device; false; }"
+	t_check "$T: rdma link del vhca1 ($nic)" rdma link del vhca1
+	ip link set "$nic" down
+}
+
 # user_suite TYPE DEV NETDEV ADDR: every case on a device of TYPE.
 user_suite() {
 	local g d=$2 a=$4 p t
@@ -133,6 +161,7 @@ user_suite() {
 		 grep -q 'max_qp:' /tmp/u_devinfo &&
 		 grep -q 'link_layer:[[:space:]]*Ethernet' /tmp/u_devinfo ||
 		 { tail -3 /tmp/u_devinfo; false; }"
+	[ "$TYPE" = vhca ] && u_nic_parent
 
 	# libibverbs' examples: a TCP exchange of the QP numbers, then traffic.
 	p="-d $d -g $g -n 200 -c"
