@@ -111,6 +111,9 @@ static enum ib_wc_opcode vhca_wc_opcode(u32 opcode)
 		return IB_WC_REG_MR;
 	case IB_WR_BIND_MW:
 		return IB_WC_BIND_MW;
+	case VHCA_WR_ATOMIC_WRITE:
+		/* A user QP's, so only a user CQ ring sees the number. */
+		return VHCA_WC_ATOMIC_WRITE;
 	default:
 		return IB_WC_SEND;
 	}
@@ -302,6 +305,7 @@ static void vhca_req_init(struct vhca_req *req, struct vhca_qp *qp,
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case VHCA_WR_ATOMIC_WRITE:
 		req->remote_addr = wqe->atomic.remote_addr;
 		req->rkey = wqe->atomic.rkey;
 		req->compare_add = wqe->atomic.compare_add;
@@ -409,6 +413,7 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case VHCA_WR_ATOMIC_WRITE:
 		v = vhca_respond(&peer, &req, status);
 		*byte_len = sizeof(u64);
 		break;

@@ -104,7 +104,7 @@ enum vhca_verdict {
  * @remote_addr: RDMA and atomics: the target address
  * @rkey: RDMA and atomics: the target's rkey
  * @compare_add: atomics: the compare (CMP_AND_SWP) or add operand
- * @swap: CMP_AND_SWP: the swap operand
+ * @swap: CMP_AND_SWP: the swap operand; ATOMIC WRITE: the value stored
  * @imm_data: _WITH_IMM only: the immediate data
  * @invalidate_rkey: SEND_WITH_INV only: the key to invalidate
  * @grh: UD: the network header the receive starts with; else NULL

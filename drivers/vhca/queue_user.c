@@ -42,7 +42,8 @@
 				 BIT(IB_UVERBS_WR_ATOMIC_CMP_AND_SWP) |	\
 				 BIT(IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD) |	\
 				 BIT(IB_UVERBS_WR_LOCAL_INV) |		\
-				 BIT(IB_UVERBS_WR_BIND_MW))
+				 BIT(IB_UVERBS_WR_BIND_MW) |		\
+				 BIT(VHCA_WR_ATOMIC_WRITE))
 
 /* The send flags a user WQE may carry; the others are ignored. */
 #define VHCA_USER_SEND_FLAGS	(IB_SEND_FENCE | IB_SEND_SIGNALED |	\
@@ -120,6 +121,28 @@ static enum ib_wc_status vhca_usq_data(struct vhca_qp *qp,
 	     wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) &&
 	    (num_sge != 1 || wqe->sge[0].length != sizeof(u64)))
 		return IB_WC_LOC_LEN_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * An ATOMIC WRITE: librxe puts its target in the RDMA fields and its eight
+ * bytes where the element's SGEs or inline data start (the later UAPI's
+ * dma.atomic_wr), with no SGE.
+ */
+static enum ib_wc_status vhca_usq_atomic_write(struct vhca_qp *qp,
+					       struct vhca_send_wqe *wqe,
+					       const struct rxe_send_wqe *u,
+					       const void *elem)
+{
+	const struct rxe_send_wqe *e = elem;
+
+	/* An element too small for the value: it is not the ring's to read. */
+	if (sizeof(*e) + sizeof(u64) > BIT(qp->sq.uring.log2_elem))
+		return IB_WC_LOC_LEN_ERR;
+	wqe->atomic.remote_addr = u->wr.wr.rdma.remote_addr;
+	wqe->atomic.rkey = u->wr.wr.rdma.rkey;
+	memcpy(&wqe->atomic.swap, e->dma.inline_data, sizeof(u64));
+	wqe->send_flags &= ~IB_SEND_INLINE;
 	return IB_WC_SUCCESS;
 }
 
@@ -202,6 +225,8 @@ static enum ib_wc_status vhca_usq_convert(struct vhca_qp *qp,
 		wqe->atomic.swap = wr->wr.atomic.swap;
 		wqe->atomic.rkey = wr->wr.atomic.rkey;
 		break;
+	case VHCA_WR_ATOMIC_WRITE:
+		return vhca_usq_atomic_write(qp, wqe, u, elem);
 	default:
 		if (qp->ibqp.qp_type != IB_QPT_RC) {
 			enum ib_wc_status status = vhca_usq_ud(qp, wqe, u);

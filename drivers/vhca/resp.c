@@ -333,6 +333,34 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_peer *peer,
 }
 
 /*
+ * An ATOMIC WRITE on @peer: @req->swap stored at once at an aligned
+ * address, with the rights of an RDMA WRITE (IBTA 9.4.7: the responder
+ * checks remote write access; a misaligned address is an invalid
+ * request). It neither reads the target nor returns anything, so it needs
+ * no atomic_lock: the store is one access (walker.c).
+ */
+static enum vhca_verdict vhca_do_atomic_write(struct vhca_peer *peer,
+					      struct vhca_req *req,
+					      enum ib_wc_status *status,
+					      unsigned long *counters)
+{
+	u64 val = req->swap;
+	int err;
+
+	if (!vhca_peer_allows(peer, IB_ACCESS_REMOTE_WRITE) ||
+	    !IS_ALIGNED(req->remote_addr, sizeof(u64))) {
+		*status = IB_WC_REM_INV_REQ_ERR;
+		return VHCA_DONE;
+	}
+	err = vhca_access_fault(peer->vdev, peer->qp->pdn,
+				peer->qp->ibqp.qp_num, req->rkey,
+				req->remote_addr, &val, sizeof(val),
+				VHCA_ACCESS_ATOMIC_STORE, counters, req->fault);
+	*status = err ? vhca_remote_status(err) : IB_WC_SUCCESS;
+	return VHCA_DONE;
+}
+
+/*
  * An RDMA WRITE, with or without immediate, to @peer. With immediate
  * data a receive is consumed after the data lands; without one the
  * responder NAKs (RNR) and the retry writes the same bytes again, as a
@@ -363,7 +391,7 @@ static enum vhca_verdict vhca_do_write(struct vhca_peer *peer,
 	return v;
 }
 
-/* An atomic to @peer; its target's counters count if it succeeds. */
+/* An atomic or ATOMIC WRITE to @peer; the target's counters count if it succeeds. */
 static enum vhca_verdict vhca_exec_atomic(struct vhca_peer *peer,
 					  struct vhca_req *req,
 					  enum ib_wc_status *status)
@@ -372,7 +400,10 @@ static enum vhca_verdict vhca_exec_atomic(struct vhca_peer *peer,
 	enum vhca_verdict v;
 
 	vhca_counted_begin(&cnt);
-	v = vhca_do_atomic(peer, req, status, cnt.ids);
+	if (req->opcode == VHCA_WR_ATOMIC_WRITE)
+		v = vhca_do_atomic_write(peer, req, status, cnt.ids);
+	else
+		v = vhca_do_atomic(peer, req, status, cnt.ids);
 	vhca_counted_end(peer->vdev, &cnt,
 			 v == VHCA_DONE && *status == IB_WC_SUCCESS);
 	return v;
@@ -406,6 +437,7 @@ enum vhca_verdict vhca_respond(struct vhca_peer *peer, struct vhca_req *req,
 		return VHCA_DONE;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case VHCA_WR_ATOMIC_WRITE:
 		return vhca_exec_atomic(peer, req, status);
 	default:	/* SEND, with immediate or invalidate */
 		return vhca_deliver_send(peer, req, req->local, req->len,

@@ -89,6 +89,7 @@
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
+#include <asm/unaligned.h>
 
 #include "vhca_loc.h"
 
@@ -135,7 +136,16 @@ static bool vhca_dir_writes(enum vhca_access_dir dir)
 {
 	return dir == VHCA_ACCESS_LOCAL_WRITE ||
 	       dir == VHCA_ACCESS_REMOTE_WRITE ||
-	       dir == VHCA_ACCESS_ATOMIC_WRITE;
+	       dir == VHCA_ACCESS_ATOMIC_WRITE ||
+	       dir == VHCA_ACCESS_ATOMIC_STORE;
+}
+
+/* The accesses of an atomic: eight aligned bytes, moved in one access. */
+static bool vhca_dir_atomic(enum vhca_access_dir dir)
+{
+	return dir == VHCA_ACCESS_ATOMIC_READ ||
+	       dir == VHCA_ACCESS_ATOMIC_WRITE ||
+	       dir == VHCA_ACCESS_ATOMIC_STORE;
 }
 
 static bool vhca_dir_remote(enum vhca_access_dir dir)
@@ -157,6 +167,7 @@ static int vhca_dir_right(enum vhca_access_dir dir, u32 *right)
 		*right = MRC_ACCESS_REMOTE_READ;
 		return 0;
 	case VHCA_ACCESS_REMOTE_WRITE:
+	case VHCA_ACCESS_ATOMIC_STORE:
 		*right = MRC_ACCESS_REMOTE_WRITE;
 		return 0;
 	case VHCA_ACCESS_ATOMIC_READ:
@@ -165,6 +176,29 @@ static int vhca_dir_right(enum vhca_access_dir dir, u32 *right)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+/*
+ * Move @n bytes between the walk's buffer and @va. An atomic's target is
+ * one aligned u64 (resp.c), so within a page: it is loaded or stored in
+ * one access, never torn for the CPUs or for another walk reading it.
+ */
+static void vhca_copy(struct vhca_walk *w, void *va, size_t n)
+{
+	bool writes = vhca_dir_writes(w->dir);
+	u64 *p = va;
+
+	if (vhca_dir_atomic(w->dir) && n == sizeof(u64) &&
+	    IS_ALIGNED((unsigned long)va, sizeof(u64))) {
+		if (writes)
+			WRITE_ONCE(*p, get_unaligned((u64 *)w->buf));
+		else
+			put_unaligned(READ_ONCE(*p), (u64 *)w->buf);
+	} else if (writes) {
+		memcpy(va, w->buf, n);
+	} else {
+		memcpy(w->buf, va, n);
+	}
 }
 
 /*
@@ -191,10 +225,7 @@ static int vhca_dma_copy(struct vhca_walk *w, dma_addr_t dma, u64 len)
 		/* A probe (no buffer) checks the walk and moves nothing. */
 		if (w->buf) {
 			va = kmap_local_page(pfn_to_page(PHYS_PFN(phys)));
-			if (vhca_dir_writes(w->dir))
-				memcpy(va + off, w->buf, n);
-			else
-				memcpy(w->buf, va + off, n);
+			vhca_copy(w, va + off, n);
 			kunmap_local(va);
 			w->buf += n;
 		}

@@ -28,6 +28,7 @@ enum vhca_access_dir {
 	VHCA_ACCESS_REMOTE_WRITE,	/* responder writes the MR */
 	VHCA_ACCESS_ATOMIC_READ,	/* responder reads an atomic's target */
 	VHCA_ACCESS_ATOMIC_WRITE,	/* responder writes an atomic's result */
+	VHCA_ACCESS_ATOMIC_STORE,	/* responder stores an ATOMIC WRITE's 8 bytes */
 };
 
 /**

@@ -39,7 +39,7 @@ from pyverbs.device import Context
 from pyverbs.mr import MR, MW, MWBind, MWBindInfo
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPAttr, QPCap, QPEx, QPInitAttr, QPInitAttrEx
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
@@ -189,8 +189,8 @@ class Case:
 		self.maps.append(m)
 		return m, ctypes.addressof(ctypes.c_char.from_buffer(m))
 
-	def rc_pair(self, srq=None):
-		return Pair(self, e.IBV_QPT_RC, srq)
+	def rc_pair(self, srq=None, ex_ops=0):
+		return Pair(self, e.IBV_QPT_RC, srq, ex_ops)
 
 	def ud_pair(self):
 		return Pair(self, e.IBV_QPT_UD)
@@ -211,16 +211,27 @@ class Case:
 
 
 class Pair:
-	"""QP a sends to QP b; each has its own CQ for send and receive."""
+	"""QP a sends to QP b; each has its own CQ for send and receive.
+	With ex_ops, a is an extended QP posting those IBV_QP_EX_WITH_*
+	operations (ibv_wr_*)."""
 
-	def __init__(self, c, qpt, srq=None):
+	def __init__(self, c, qpt, srq=None, ex_ops=0):
 		self.c = c
 		d = c.d
 		self.cq_a, self.cq_b = c.cq(), c.cq()
 		cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1,
 			    max_recv_sge=1)
-		self.a = QP(c.pd, QPInitAttr(qp_type=qpt, scq=self.cq_a,
-					     rcq=self.cq_a, cap=cap, sq_sig_all=1))
+		if ex_ops:
+			mask = (e.IBV_QP_INIT_ATTR_PD |
+				e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+			self.a = QPEx(d.ctx, QPInitAttrEx(
+				qp_type=qpt, scq=self.cq_a, rcq=self.cq_a,
+				cap=cap, sq_sig_all=1, pd=c.pd, comp_mask=mask,
+				send_ops_flags=ex_ops))
+		else:
+			self.a = QP(c.pd, QPInitAttr(qp_type=qpt, scq=self.cq_a,
+						     rcq=self.cq_a, cap=cap,
+						     sq_sig_all=1))
 		if srq:
 			cap = QPCap(max_send_wr=16, max_recv_wr=0, max_send_sge=1,
 				    max_recv_sge=1)
@@ -918,6 +929,55 @@ for _op, _opn in OPS:
 			    ('access', 'MR without REMOTE_ATOMIC: REM_ACCESS_ERR')):
 		case(f'atomic {_opn} {_what}', needs_atomic)(
 			lambda c, op=_op, bad=_bad: _atomic(c, op, bad))
+
+
+def _atomic_write(c, bad):
+	"""ATOMIC WRITE (IBTA 9.4.7; librxe 44's ibv_wr_atomic_write): eight
+	bytes stored at an aligned address of an MR with REMOTE_WRITE (no
+	REMOTE_ATOMIC needed); the completion's opcode is IBV_WC_ATOMIC_WRITE."""
+	acc = LW | RR if bad == 'access' else LW | RW
+	mr = c.mr(acc)
+	mr.write(struct.pack('=Q', 0x1122334455667788), 8, 64)
+	p = c.rc_pair(ex_ops=e.IBV_QP_EX_WITH_ATOMIC_WRITE)
+	rkey, raddr = mr.rkey, mr.buf + 64
+	if bad == 'rkey':
+		rkey ^= 0x5a00
+	elif bad == 'align':
+		raddr += 4
+	val = 0x0102030405060708
+	p.a.wr_start()
+	p.a.wr_id = 9
+	p.a.wr_flags = e.IBV_SEND_SIGNALED
+	p.a.wr_atomic_write(rkey, raddr, struct.pack('=Q', val))
+	p.a.wr_complete()
+	wc = wait_wc(p.cq_a)[0]
+	want = {'rkey': e.IBV_WC_REM_ACCESS_ERR,
+		'align': e.IBV_WC_REM_INV_REQ_ERR,
+		'access': e.IBV_WC_REM_ACCESS_ERR}.get(bad, e.IBV_WC_SUCCESS)
+	c.expect('atomic_write', status_str(wc.status), status_str(want),
+		 'completion status')
+	if wc.status != e.IBV_WC_SUCCESS:
+		got = struct.unpack('=Q', mr.read(8, 64))[0]
+		if got != 0x1122334455667788:
+			raise Fail(f'a failed ATOMIC WRITE changed the target to {got:#x}')
+		return
+	if wc.opcode != e.IBV_WC_ATOMIC_WRITE:
+		raise Fail(f'completion opcode {wc.opcode}, wanted '
+			   f'IBV_WC_ATOMIC_WRITE ({e.IBV_WC_ATOMIC_WRITE})')
+	got = struct.unpack('=QQQ', mr.read(24, 56))
+	if got != (0, val, 0):
+		raise Fail(f'target and its neighbours: {[hex(x) for x in got]}')
+
+
+RXE61['atomic_write'] = ('LOC_QP_OP_ERR', 'rxe of 6.1 has no ATOMIC WRITE '
+			 '(added in 6.2) and fails the opcode librxe 44 writes')
+case('ATOMIC WRITE: 8 bytes stored with REMOTE_WRITE, IBV_WC_ATOMIC_WRITE')(
+	lambda c: _atomic_write(c, None))
+for _bad, _what in (('rkey', 'bad rkey: REM_ACCESS_ERR'),
+		    ('align', 'misaligned address: REM_INV_REQ_ERR'),
+		    ('access', 'MR without REMOTE_WRITE: REM_ACCESS_ERR')):
+	case(f'ATOMIC WRITE {_what}, target unchanged')(
+		lambda c, bad=_bad: _atomic_write(c, bad))
 
 
 def next_event(d, deadline):
