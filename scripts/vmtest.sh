@@ -5,7 +5,7 @@
 # console, fail on any failed check or kernel splat.
 #
 # Usage: vmtest.sh [--kernel=stock|debug] [--swiotlb]
-#                  [--bench|--demo|--ulp|--only=SCRIPT]
+#                  [--bench|--demo|--ulp|--only=SCRIPT[,SCRIPT...]]
 #   --swiotlb  boot with swiotlb=force: every streaming DMA mapping bounces
 #   --ulp      only the storage ULPs over vhca (nvmeof_vhca.sh, iser_vhca.sh)
 # Environment: USER_DEVS, the RDMA device types user_verbs.sh runs on
@@ -25,7 +25,7 @@ for a in "$@"; do
 	--ulp) mode=ulp ;;
 	--only=*) mode="only:${a#--only=}" ;;
 	--swiotlb) swiotlb=1 ;;
-	*) echo "usage: $0 [--kernel=stock|debug] [--swiotlb] [--bench|--demo|--ulp|--only=SCRIPT]" >&2
+	*) echo "usage: $0 [--kernel=stock|debug] [--swiotlb] [--bench|--demo|--ulp|--only=SCRIPT[,SCRIPT...]]" >&2
 	   exit 2 ;;
 	esac
 done
