@@ -115,6 +115,8 @@ u_case() {
 # parent device, so the path does not exist for rxe0).
 u_nic_parent() {
 	local n nic= out
+	modprobe virtio_net 2>/dev/null || builtin_module virtio_net
+	wait_for $PROGRESS_TMO sh -c 'ls -d /sys/class/net/*/device' >/dev/null
 	for n in /sys/class/net/*; do
 		[ -e "$n/device" ] && { nic=${n##*/}; break; }
 	done
