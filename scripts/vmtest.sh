@@ -9,7 +9,9 @@
 #   --swiotlb  boot with swiotlb=force: every streaming DMA mapping bounces
 #   --ulp      only the storage ULPs over vhca (nvmeof_vhca.sh, iser_vhca.sh)
 # Environment: USER_DEVS, the RDMA device types user_verbs.sh runs on
-# (default "rxe vhca"), passed to the guest as mrcore.userdevs=.
+# (default "rxe vhca"), passed to the guest as mrcore.userdevs=;
+# BENCH_PARTS, the parts of --bench to run (of "mr fmr nvmeof perftest",
+# default all), passed as mrcore.bench=.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -88,6 +90,7 @@ bash "$here/initramfs.sh" "$initrd" "$kroot" "$kver" "$MODS" "$kodir"
 
 # The user-verbs devices, with commas: the command line splits on blanks.
 [ -n "${USER_DEVS:-}" ] && extra_args="$extra_args mrcore.userdevs=$(echo $USER_DEVS | tr ' ' ,)"
+[ -n "${BENCH_PARTS:-}" ] && extra_args="$extra_args mrcore.bench=$(echo $BENCH_PARTS | tr ' ' ,)"
 
 log="$work/console-${mode%%:*}${swiotlb:+-swiotlb}.log"
 # qemu64 rather than "max": under TCG every emulated vector extension the
