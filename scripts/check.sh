@@ -67,9 +67,11 @@ timed "kunit (debug kernel)" bash "$here/kunit.sh" || true
 echo "=== vmtest (stock kernel)"
 timed "vm tier, stock kernel" bash "$here/vmtest.sh" --kernel=stock || true
 echo "=== vmtest (debug kernel)"
-# The user-space suites run on rxe0 as their reference in the stock
-# kernel's tier; under KASAN and lockdep they run on vhca0 only.
-USER_DEVS=vhca timed "vm tier, debug kernel" bash "$here/vmtest.sh" --kernel=debug || true
+# The user-space suites run in the stock kernel's tier only, for now: the
+# debug kernel lacks CONFIG_TMPFS, which their chroot's /dev/shm needs
+# (seen: "mounting tmpfs on /host/dev/shm failed: Invalid argument").
+MRCORE_VM_EXCLUDE="user_verbs.sh user_pyverbs.sh uverbs_bad.sh" \
+	timed "vm tier, debug kernel" bash "$here/vmtest.sh" --kernel=debug || true
 
 echo "=== time per tier (s; a kernel build, when the cache lacks it, is in its tier)"
 awk -F'\t' '{printf "%-28s %6d\n", $1, $2; t += $2}

@@ -399,7 +399,7 @@ bool vhca_ucq_push(struct vhca_cq *cq, const struct ib_wc *wc)
 		.opcode = wc->opcode,
 		.vendor_err = wc->vendor_err,
 		.byte_len = wc->byte_len,
-		.ex.imm_data = (__force __u32)wc->ex.imm_data,
+		.ex.imm_data = wc->ex.imm_data,
 		.qp_num = wc->qp->qp_num,
 		.src_qp = wc->src_qp,
 		.wc_flags = vhca_uwc_flags(wc->wc_flags),

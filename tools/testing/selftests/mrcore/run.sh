@@ -17,6 +17,10 @@ dma_debug_rearm() {
 
 run_each() {
 	for t in "$@"; do
+		case " ${MRC_EXCLUDE:-} " in
+		*" $t "*) echo "# --- $t: excluded from this run (mrcore.exclude)"
+			continue ;;
+		esac
 		echo "# --- $t"
 		dma_debug_rearm
 		sh "./$t"
