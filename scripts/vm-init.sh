@@ -23,6 +23,9 @@ for arg in $(cat /proc/cmdline); do
 	# The device types of user_verbs.sh, "rxe,vhca" (vmtest.sh USER_DEVS).
 	mrcore.userdevs=*) USER_DEVS=$(echo "${arg#mrcore.userdevs=}" | tr , ' ')
 		export USER_DEVS ;;
+	# The parts of make bench to run, "perftest" (vmtest.sh BENCH_PARTS).
+	mrcore.bench=*) BENCH_PARTS=$(echo "${arg#mrcore.bench=}" | tr , ' ')
+		export BENCH_PARTS ;;
 	# Scripts the test mode leaves out (vmtest.sh MRCORE_VM_EXCLUDE).
 	mrcore.exclude=*) MRC_EXCLUDE=$(echo "${arg#mrcore.exclude=}" | tr , ' ')
 		export MRC_EXCLUDE ;;

@@ -10,6 +10,8 @@
 #   --ulp      only the storage ULPs over vhca (nvmeof_vhca.sh, iser_vhca.sh)
 # Environment: USER_DEVS, the RDMA device types user_verbs.sh runs on
 # (default "rxe vhca"), passed to the guest as mrcore.userdevs=;
+# BENCH_PARTS, the parts of --bench to run (of "mr fmr nvmeof perftest",
+# default all), passed as mrcore.bench=;
 # MRCORE_VM_EXCLUDE, scripts the test mode does not run (mrcore.exclude=).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -91,6 +93,7 @@ bash "$here/initramfs.sh" "$initrd" "$kroot" "$kver" "$MODS" "$kodir"
 
 # The user-verbs devices, with commas: the command line splits on blanks.
 [ -n "${USER_DEVS:-}" ] && extra_args="$extra_args mrcore.userdevs=$(echo $USER_DEVS | tr ' ' ,)"
+[ -n "${BENCH_PARTS:-}" ] && extra_args="$extra_args mrcore.bench=$(echo $BENCH_PARTS | tr ' ' ,)"
 # Scripts the test mode leaves out, with a "# excluded" line each.
 [ -n "${MRCORE_VM_EXCLUDE:-}" ] && extra_args="$extra_args mrcore.exclude=$(echo $MRCORE_VM_EXCLUDE | tr ' ' ,)"
 

@@ -27,6 +27,19 @@
 #    4 KiB run, the share of the CPUs that was busy and the share of that
 #    the engine's workers took (/proc/stat, vhca's debugfs "engine"), and
 #    the IOPS the same CPU time would give with a free engine.
+# 4. User-space verbs (perftest), vhca0 beside rxe0, both up at once on
+#    dummy netdevs of their own: Debian's perftest run from the host's root
+#    in a chroot (user_lib.sh), server and client two processes on the
+#    same device and address. ib_write_bw and ib_read_bw at 64 KiB and
+#    1 MiB, ib_send_lat, ib_write_lat and ib_read_lat at 8 bytes, and
+#    ib_write_bw --odp at both sizes beside the pinned figures (6.1's rxe
+#    refuses ODP: its refusal is printed and its cells read "refused").
+#    One table with the ratio vhca/rxe and the targets of the issue
+#    (bandwidth at least 10x rxe0's, latency at most a fifth) read out as
+#    met or not met: a read-out, not a check.
+#
+# BENCH_PARTS (vmtest.sh passes it as mrcore.bench=) names the parts to
+# run, of "mr fmr nvmeof perftest" (the default: all four).
 #
 # These are measurements: nothing is compared with a threshold. A figure
 # that cannot be measured reads n/a and its part prints a "not ok" line
@@ -38,7 +51,9 @@ BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 cd "${MRC_SELFTESTS:-$BENCH_DIR/../testing/selftests/mrcore}" || exit 1
 . ./lib.sh
 . ./nvmeof.sh
+. ./user_lib.sh
 
+BENCH_PARTS=${BENCH_PARTS:-mr fmr nvmeof perftest}
 RUNTIME=${BENCH_RUNTIME:-10}
 
 MR_VHCA=vhca0
@@ -150,11 +165,27 @@ mr_bench_part() {
 	ip link del $MR_RXE_NETDEV
 }
 
-mr_bench_part
+for p in $BENCH_PARTS; do
+	case "$p" in
+	mr | fmr | nvmeof | perftest) ;;
+	*) t_fail "bench: BENCH_PARTS" "unknown part $p (mr, fmr, nvmeof, perftest)" ;;
+	esac
+done
+
+# bench_part NAME: NAME is one of the parts BENCH_PARTS asks for.
+bench_part() {
+	case " $BENCH_PARTS " in
+	*" $1 "*) return 0 ;;
+	esac
+	echo "bench: part $1 not run (BENCH_PARTS=$BENCH_PARTS)"
+	return 1
+}
+
+bench_part mr && mr_bench_part
 
 # FMR pools have no rxe counterpart: hits against misses on vhca alone.
 # It loads and unloads the modules itself and prints its own ok/not ok.
-FMR_BENCH_ARGS=$FMR_BENCH_ARGS sh ./fmr_chardev.sh --bench
+bench_part fmr && FMR_BENCH_ARGS=$FMR_BENCH_ARGS sh ./fmr_chardev.sh --bench
 
 # --- NVMe-oF --------------------------------------------------------------
 
@@ -331,4 +362,196 @@ nvmeof_part() {
 	nv_verdict vhca vhca0
 }
 
-nvmeof_part
+bench_part nvmeof && nvmeof_part
+
+# --- User-space verbs: perftest -------------------------------------------
+
+# perftest's iterations (-n), chosen so that the part's 18 runs take a few
+# minutes under QEMU TCG: 2000 x 64 KiB (125 MiB) and 200 x 1 MiB (200 MiB)
+# a bandwidth run, 1000 round trips (or reads) a latency run. Each run is
+# bounded by user_lib's MRC_PAIR_TMO; after a run of a device timed out,
+# that device's remaining runs are not started.
+PT_ITERS_64K=${PT_ITERS_64K:-2000}
+PT_ITERS_1M=${PT_ITERS_1M:-200}
+PT_ITERS_LAT=${PT_ITERS_LAT:-1000}
+PT_PORT=21000
+# What perftest prints when the device has no ODP capability (6.1's rxe):
+# its ODP check fails, then its MR.
+PT_NO_ODP="Send is not supported for RC transport"
+
+# The cells are kept with the NVMe-oF part's nv_set/nv_get (TYPE
+# perftest_rxe or perftest_vhca, JOBS "c", WHAT the case) and nv_why.
+
+# pt_run TYPE DEV ADDR CASE SIZE ITERS PROG [ARGS...]: one perftest run,
+# server and client (user_lib's mrc_pair) on DEV, ADDR the server's; the
+# client's figure is kept as CASE: the bandwidth runs' BW average (MiB/s,
+# perftest's default unit), the latency runs' t_typical (the median,
+# microseconds). perftest picks DEV's IPv4 RoCE v2 GID itself.
+pt_run() {
+	local t=perftest_$1 dev=$2 addr=$3 c=$4 size=$5 iters=$6 prog=$7 col hdr p v
+	shift 7
+	if [ -n "$(nv_get "$t" c timedout)" ]; then
+		nv_set "$t" c "$c" "not run"
+		return 1
+	fi
+	# The column under the header perftest prints above its figures.
+	case "$prog" in
+	*_bw)	col=4 hdr="BW average[MB/sec]" ;;
+	*)	col=5 hdr="t_typical[usec]" ;;
+	esac
+	PT_PORT=$((PT_PORT + 1))
+	p="-d $dev -F -s $size -n $iters -p $PT_PORT $*"
+	# shellcheck disable=SC2086
+	if ! mrc_pair tcp:$PT_PORT $prog $p -- $prog $p $addr; then
+		if [ "$t" = perftest_rxe ] && [ "$*" = --odp ] &&
+		   grep -q -F "$PT_NO_ODP" "$MRC_SRV_OUT" "$MRC_CLI_OUT"; then
+			nv_set "$t" c "$c" refused
+			echo "bench: perftest $dev $prog -s $size --odp: refused, \"$PT_NO_ODP\" (no ODP in 6.1's rxe)"
+			return 1
+		fi
+		[ "$MRC_SRV_RC" = 124 ] || [ "$MRC_CLI_RC" = 124 ] &&
+			nv_set "$t" c timedout 1
+		nv_why "$t" "$prog -s $size${*:+ $*}: $(mrc_pair_why)"
+		echo "bench: perftest $dev $prog -s $size${*:+ $*} failed: $(mrc_pair_why)"
+		tail -5 "$MRC_SRV_OUT" | sed 's/^/bench:   server: /'
+		tail -5 "$MRC_CLI_OUT" | sed 's/^/bench:   client: /'
+		return 1
+	fi
+	v=$(awk -v s="$size" -v n="$iters" -v c=$col -v h="$hdr" '
+		index($0, h) {seen = 1}
+		seen && $1 == s && $2 == n && $c ~ /^[0-9.]+$/ {print $c; exit}' "$MRC_CLI_OUT")
+	if [ -z "$v" ]; then
+		nv_why "$t" "$prog -s $size${*:+ $*}: no result line"
+		echo "bench: perftest $dev $prog -s $size${*:+ $*}: no result line; the client's last:"
+		tail -5 "$MRC_CLI_OUT" | sed 's/^/bench:   client: /'
+		return 1
+	fi
+	nv_set "$t" c "$c" "$v"
+	echo "bench: perftest $dev $prog -s $size -n $iters${*:+ $*}: $v $([ $col = 4 ] && echo MiB/s || echo us)"
+}
+
+# pt_num VALUE: VALUE when it is a figure, else n/a.
+pt_num() {
+	case "$1" in
+	"" | *[!0-9.]*) echo n/a ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# pt_row LABEL CASE KIND: a table row, rxe, vhca, vhca/rxe and, for KIND
+# bw or lat, the target and whether these figures meet it.
+pt_row() {
+	local r v q goal=- got=-
+
+	r=$(nv_get perftest_rxe c "$2")
+	v=$(nv_get perftest_vhca c "$2")
+	q=$(nv_ratio "$(pt_num "$v")" "$(pt_num "$r")")
+	case "$3:$q" in
+	*:n/a)	;;
+	bw:*)	goal=">= 10x"
+		got=$(awk -v q="$q" 'BEGIN {print (q >= 10) ? "met" : "not met"}') ;;
+	lat:*)	goal="<= 0.20x"
+		got=$(awk -v q="$q" 'BEGIN {print (q <= 0.2) ? "met" : "not met"}') ;;
+	esac
+	printf '| %-32s | %10s | %10s | %8s | %-8s | %-8s |\n' "$1" "${r:-n/a}" \
+		"${v:-n/a}" "$q" "$goal" "$got"
+}
+
+# pt_side TYPE DEV ADDR: every run of the part on DEV.
+pt_side() {
+	local k s n
+
+	for s in 65536 1048576; do
+		case $s in
+		65536)	k=64k n=$PT_ITERS_64K ;;
+		*)	k=1m n=$PT_ITERS_1M ;;
+		esac
+		pt_run "$@" wbw_$k $s $n ib_write_bw
+		pt_run "$@" rbw_$k $s $n ib_read_bw
+	done
+	pt_run "$@" slat 8 $PT_ITERS_LAT ib_send_lat
+	pt_run "$@" wlat 8 $PT_ITERS_LAT ib_write_lat
+	pt_run "$@" rlat 8 $PT_ITERS_LAT ib_read_lat
+	pt_run "$@" owbw_64k 65536 $PT_ITERS_64K ib_write_bw --odp
+	pt_run "$@" owbw_1m 1048576 $PT_ITERS_1M ib_write_bw --odp
+}
+
+# pt_verdict TYPE DEV: one line, whether all of TYPE's figures were
+# measured (rxe's refused ODP counts as measured: 6.1's rxe has none).
+pt_verdict() {
+	local c why
+
+	why=$(eval "echo \${nv_why_perftest_$1:-}")
+	for c in wbw_64k rbw_64k wbw_1m rbw_1m slat wlat rlat owbw_64k owbw_1m; do
+		case "$(nv_get "perftest_$1" c $c)" in
+		"" | "not run") why=${why:-"$c: not run (an earlier run timed out)"} ;;
+		esac
+	done
+	if [ -z "$why" ]; then
+		t_ok "bench: perftest over $2 figures measured"
+	else
+		t_fail "bench: perftest over $2 figures measured" "$why"
+	fi
+}
+
+# pt_dev TYPE DEV NETDEV ADDR: DEV of TYPE on a dummy NETDEV with ADDR,
+# and every run of the part on it.
+pt_dev() {
+	local out
+
+	if ! out=$(run_for $((PROGRESS_TMO + 30)) rdma_link_up "$1" "$2" "$3" "$4"); then
+		nv_why "perftest_$1" "rdma link add $2: $(echo "$out" | tail -1)"
+		return 1
+	fi
+	[ "$1" = vhca ] && vhca_baseline "$2"
+	pt_side "$1" "$2" "$4"
+}
+
+perftest_part() {
+	local t0 odp out k
+
+	t0=$(date +%s)
+	modprobe crc32_generic 2>/dev/null
+	if ! modprobe rdma_rxe || ! load_mrcore; then
+		t_fail "bench: perftest: modules load" "rdma_rxe, mrcore or vhca"
+		return 1
+	fi
+	if ! out=$(mrc_root_up 2>&1); then
+		t_fail "bench: perftest: the host's root in a chroot" "$(echo "$out" | tail -1)"
+		return 1
+	fi
+	pt_dev rxe rxe0 pbr0 10.94.0.1
+	pt_dev vhca vhca0 pbv0 10.95.0.1
+
+	echo "bench: perftest (Debian's, from the host's root in a chroot), server and client on one device, loopback"
+	echo "bench: bandwidth: BW average, MiB/s, -n $PT_ITERS_64K at 64 KiB, -n $PT_ITERS_1M at 1 MiB;" \
+	     "latency: t_typical (median), us, 8 bytes, -n $PT_ITERS_LAT"
+	echo "bench: ratio = vhca / rxe; targets of issue 18 read out, not checked"
+	echo "| test                             |        rxe |       vhca | vhca/rxe | target   | read-out |"
+	echo "|----------------------------------|-----------:|-----------:|---------:|----------|----------|"
+	pt_row "ib_write_bw 64 KiB (MiB/s)" wbw_64k bw
+	pt_row "ib_write_bw 1 MiB (MiB/s)" wbw_1m bw
+	pt_row "ib_read_bw 64 KiB (MiB/s)" rbw_64k bw
+	pt_row "ib_read_bw 1 MiB (MiB/s)" rbw_1m bw
+	pt_row "ib_send_lat 8 B (us)" slat lat
+	pt_row "ib_write_lat 8 B (us)" wlat lat
+	pt_row "ib_read_lat 8 B (us)" rlat lat
+	pt_row "ib_write_bw --odp 64 KiB (MiB/s)" owbw_64k -
+	pt_row "ib_write_bw --odp 1 MiB (MiB/s)" owbw_1m -
+	for k in 64k 1m; do
+		odp=$(nv_ratio "$(pt_num "$(nv_get perftest_vhca c owbw_$k)")" \
+			"$(pt_num "$(nv_get perftest_vhca c wbw_$k)")")
+		echo "bench: perftest vhca0 ib_write_bw $k, ODP / pinned: $odp"
+	done
+	pt_verdict rxe rxe0
+	pt_verdict vhca vhca0
+
+	t_eval "bench: perftest: vhca0 idle after the programs exited" \
+		"wait_for $PROGRESS_TMO vhca_idle vhca0 || vhca_idle vhca0"
+	t_eval "bench: perftest: rxe0 and vhca0 removed, modules unloaded" \
+		"rdma_link_down rxe0 pbr0 && rdma_link_down vhca0 pbv0 && unload_mrcore"
+	mrc_root_down
+	echo "bench: perftest part took $(($(date +%s) - t0)) s"
+}
+
+bench_part perftest && perftest_part

@@ -5,13 +5,16 @@
 # host, both in this VM, the connection looping back through the vhca
 # fabric), run real I/O, show what the device and ib_core hold while the
 # host is connected, disconnect and unload; then, for comparison, the same
-# fio figures over rxe. Every line is narrated; a step that fails prints
+# fio figures over rxe. In between, user space over vhca0: Debian's
+# ibv_devinfo and an ib_write_bw between two processes, run from the
+# host's root in a chroot (user_lib.sh). Every line is narrated; a step that fails prints
 # "not ok - demo: ..." as well, so that make demo fails.
 # Runs in the selftests directory (MRC_SELFTESTS, by default where it is
-# in the source tree), for its lib.sh and nvmeof.sh.
+# in the source tree), for its lib.sh, nvmeof.sh and user_lib.sh.
 cd "${MRC_SELFTESTS:-$(dirname "$0")/../testing/selftests/mrcore}" || exit 1
 . ./lib.sh
 . ./nvmeof.sh
+. ./user_lib.sh
 
 ADDR=192.168.90.1
 NQN=nqn.2026-11.org.mrcore:demo
@@ -181,6 +184,48 @@ else
 fi
 say "mkey table after the disconnect:"
 show < $MKEYS
+
+say ""
+say "--- user space over vhca0: Debian's libibverbs and librxe, unchanged ---"
+say "(vhca presents rxe's user ABI; the host's root is mounted read-only over"
+say "virtio-9p and the programs run in a chroot of it)"
+if out=$(mrc_root_up 2>&1); then
+	say "ibv_devinfo -d vhca0:"
+	mrc_chroot ibv_devinfo -d vhca0 > /tmp/demo.devinfo 2>&1
+	rc=$?
+	show < /tmp/demo.devinfo
+	if [ $rc != 0 ] || ! grep -q 'hca_id:[[:space:]]*vhca0$' /tmp/demo.devinfo; then
+		bad "ibv_devinfo -d vhca0 (exit status $rc)"
+	fi
+	say "ib_write_bw, a server and a client process over vhca0 ($ADDR),"
+	say "1000 RDMA WRITEs of 64 KiB; the client's report:"
+	p="-d vhca0 -F -s 65536 -n 1000 -p 18515"
+	# shellcheck disable=SC2086
+	if mrc_pair tcp:18515 ib_write_bw $p -- ib_write_bw $p $ADDR; then
+		show < "$MRC_CLI_OUT"
+		fig=$(awk '/BW average\[MB\/sec\]/ {h = 1; next}
+			   h && $1 == 65536 {
+				printf "%s MiB/s on average (peak %s), %s million messages/s", $4, $3, $5
+				exit }' "$MRC_CLI_OUT")
+		if [ -n "$fig" ]; then
+			say "ib_write_bw over vhca0: $fig (emulated VM: the path works, not its speed)"
+		else
+			bad "ib_write_bw over vhca0: no result line in the client's report"
+		fi
+	else
+		bad "ib_write_bw over vhca0: $(mrc_pair_why)"
+		tail -5 "$MRC_SRV_OUT" | sed 's/^/demo:   server: /'
+		tail -5 "$MRC_CLI_OUT" | sed 's/^/demo:   client: /'
+	fi
+	if out=$(wait_for $PROGRESS_TMO vhca_idle vhca0 || vhca_idle vhca0); then
+		say "both processes exited: vhca0 is idle again (their MRs, PDs and keys are gone)"
+	else
+		bad "vhca0 not idle after the programs exited: $out"
+	fi
+	mrc_root_down || bad "unmounting the chroot"
+else
+	bad "the host's root in a chroot: $(echo "$out" | tail -1)"
+fi
 run_for 60 rdma_link_down vhca0 demo0 >/dev/null || bad "rdma link del vhca0"
 if run_for 60 unload_mrcore >/dev/null; then
 	say "removed vhca0, unloaded vhca and mrcore cleanly"
