@@ -78,6 +78,26 @@
 /* WQEs one run of a send queue executes before yielding the worker. */
 #define VHCA_SQ_BUDGET		64
 
+/*
+ * WQEs a user doorbell executes in its system call, each of at most
+ * doorbell_bytes; the worker takes over from the first that is longer.
+ */
+#define VHCA_DOORBELL_BUDGET	16
+
+/* Who runs a send queue (vhca_qp.run_state). */
+enum {
+	VHCA_SQ_IDLE,	/* nobody: a kick queues the worker */
+	VHCA_SQ_BUSY,	/* one runner, the worker or a doorbell */
+	VHCA_SQ_ARMED,	/* BUSY, and someone found it so: go again */
+};
+
+/* How much one run of a send queue may do. */
+struct vhca_sq_budget {
+	unsigned int wqes;
+	u64 max_len;		/* longest WQE the run executes, U64_MAX: any */
+	bool linger;		/* poll an empty queue (engine_linger_us) */
+};
+
 /* The longest a transport retry waits, whatever the QP's timeout says. */
 #define VHCA_MAX_RETRY_DELAY_US	(USEC_PER_SEC / 4)
 
@@ -527,13 +547,23 @@ static bool vhca_sq_linger(struct vhca_qp *qp, u64 *idle_ns)
 	return arrived;
 }
 
-/*
- * Run @qp's send queue for up to VHCA_SQ_BUDGET WQEs. True when the
- * budget ran out with work left, so the caller queues the run again.
- */
-static bool vhca_sq_run(struct vhca_qp *qp, u64 *idle_ns)
+/* Bytes @wqe moves, for a budget's max_len (an atomic's eight count). */
+static u64 vhca_wqe_len(const struct vhca_send_wqe *wqe)
 {
-	unsigned int budget = VHCA_SQ_BUDGET;
+	if (wqe->send_flags & IB_SEND_INLINE)
+		return wqe->inline_len;
+	return max_t(u64, vhca_sge_bytes(wqe->sge, wqe->num_sge), sizeof(u64));
+}
+
+/*
+ * Run @qp's send queue within @b. True when the budget ran out with work
+ * left (a WQE beyond the count, or longer than max_len), so the caller
+ * has the worker run the queue again.
+ */
+static bool vhca_sq_run(struct vhca_qp *qp, const struct vhca_sq_budget *b,
+			u64 *idle_ns)
+{
+	unsigned int budget = b->wqes;
 
 	while (budget--) {
 		struct vhca_send_wqe *wqe;
@@ -558,16 +588,17 @@ static bool vhca_sq_run(struct vhca_qp *qp, u64 *idle_ns)
 		 * Receives another engine holds complete first; the last
 		 * of them kicks this work again (->rq_done()).
 		 */
-		if (state == IB_QPS_ERR && !rx_busy &&
-		    budget == VHCA_SQ_BUDGET - 1)
+		if (state == IB_QPS_ERR && !rx_busy && budget == b->wqes - 1)
 			vhca_queue_rq_flush(qp);
 
 		wqe = vhca_queue_sq_peek(qp);
 		if (!wqe) {
-			if (!vhca_sq_linger(qp, idle_ns))
+			if (!b->linger || !vhca_sq_linger(qp, idle_ns))
 				return false;
 			continue;
 		}
+		if (b->max_len != U64_MAX && vhca_wqe_len(wqe) > b->max_len)
+			return true;
 
 		if (state == IB_QPS_ERR) {
 			vhca_sq_complete(qp, wqe, IB_WC_WR_FLUSH_ERR, 0);
@@ -603,23 +634,69 @@ static bool vhca_sq_run(struct vhca_qp *qp, u64 *idle_ns)
 	return true;
 }
 
-static void vhca_sq_work(struct work_struct *work)
+/*
+ * Take @qp's send queue to run it. False when another runner has it: that
+ * one is then armed to have the worker run the queue again when it stops,
+ * so nothing posted meanwhile waits for a kick that never comes.
+ */
+static bool vhca_sq_claim(struct vhca_qp *qp)
 {
-	struct vhca_qp *qp = container_of(work, struct vhca_qp, sq_work);
-	struct vhca_dev *vdev = qp->vdev;
+	unsigned long flags;
+	bool claimed;
+
+	spin_lock_irqsave(&qp->run_lock, flags);
+	claimed = qp->run_state == VHCA_SQ_IDLE;
+	qp->run_state = claimed ? VHCA_SQ_BUSY : VHCA_SQ_ARMED;
+	spin_unlock_irqrestore(&qp->run_lock, flags);
+	return claimed;
+}
+
+/*
+ * Give @qp's send queue up; the worker runs it again if @more work is left
+ * or the runner was armed. The work is queued before the queue is seen
+ * idle, so vhca_engine_qp_stop(), which waits for idle, then cancels it.
+ */
+static void vhca_sq_unclaim(struct vhca_qp *qp, bool more)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->run_lock, flags);
+	if (more || qp->run_state == VHCA_SQ_ARMED)
+		queue_work(qp->vdev->wq, &qp->sq_work);
+	qp->run_state = VHCA_SQ_IDLE;
+	spin_unlock_irqrestore(&qp->run_lock, flags);
+	wake_up_var(&qp->run_state);
+}
+
+/* One run of @qp's send queue within @b, its busy time accounted. */
+static void vhca_sq_run_claimed(struct vhca_qp *qp,
+				const struct vhca_sq_budget *b)
+{
 	u64 start = local_clock(), idle_ns = 0;
 	s64 busy;
 
-	/* Budget used up: let other QPs run, then carry on. */
-	if (vhca_sq_run(qp, &idle_ns))
-		queue_work(vdev->wq, &qp->sq_work);
+	vhca_sq_unclaim(qp, vhca_sq_run(qp, b, &idle_ns));
 	/*
 	 * local_clock() of another CPU if the run slept and moved: it may be
 	 * a little behind, so a negative span counts as nothing.
 	 */
 	busy = (s64)(local_clock() - start) - (s64)idle_ns;
 	if (busy > 0)
-		atomic64_add(busy, &vdev->engine_busy_ns);
+		atomic64_add(busy, &qp->vdev->engine_busy_ns);
+}
+
+static void vhca_sq_work(struct work_struct *work)
+{
+	static const struct vhca_sq_budget b = {
+		.wqes = VHCA_SQ_BUDGET,
+		.max_len = U64_MAX,
+		.linger = true,
+	};
+	struct vhca_qp *qp = container_of(work, struct vhca_qp, sq_work);
+
+	/* Budget used up: the work is queued again, and other QPs run first. */
+	if (vhca_sq_claim(qp))
+		vhca_sq_run_claimed(qp, &b);
 }
 
 static void vhca_retry_work(struct work_struct *work)
@@ -639,6 +716,8 @@ static void vhca_retry_work(struct work_struct *work)
 void vhca_engine_qp_init(struct vhca_qp *qp)
 {
 	INIT_WORK(&qp->sq_work, vhca_sq_work);
+	spin_lock_init(&qp->run_lock);
+	qp->run_state = VHCA_SQ_IDLE;
 	INIT_DELAYED_WORK(&qp->retry_work, vhca_retry_work);
 	INIT_WORK(&qp->fault_work, vhca_fault_work);
 	qp->retrying = false;
@@ -658,6 +737,43 @@ void vhca_engine_kick(struct vhca_qp *qp)
 {
 	/* A pending retry timer is overtaken: the queue runs now. */
 	queue_work(qp->vdev->wq, &qp->sq_work);
+}
+
+static unsigned int doorbell_bytes = SZ_4K;
+module_param(doorbell_bytes, uint, 0644);
+MODULE_PARM_DESC(doorbell_bytes,
+		 "longest WQE a user doorbell executes in its system call; longer ones, and all when 0, go to the engine's worker");
+
+/**
+ * vhca_engine_doorbell - run a user QP's send queue in its doorbell's call
+ * @qp: a QP with a user send ring, whose doorbell (a POST_SEND of no WR)
+ *	is being rung
+ *
+ * A process that rings a doorbell waits for its work; a NIC answers at
+ * once. So when nobody runs the queue, the caller's system call executes
+ * up to VHCA_DOORBELL_BUDGET WQEs of at most doorbell_bytes each itself:
+ * no worker wake-up and no context switch between the post and its
+ * completion (ib_write_lat's round trip is the two processes' system
+ * calls). A longer WQE, or what is left past the budget, goes to the
+ * worker, where large transfers overlap with the poster. The rules of a
+ * run are the worker's: in order, ODP faults park the QP, retries wait
+ * for their timer.
+ *
+ * Context: process context, no lock held; does not sleep.
+ */
+void vhca_engine_doorbell(struct vhca_qp *qp)
+{
+	struct vhca_sq_budget b = {
+		.wqes = VHCA_DOORBELL_BUDGET,
+		.max_len = READ_ONCE(doorbell_bytes),
+	};
+
+	if (!b.max_len) {
+		vhca_engine_kick(qp);
+		return;
+	}
+	if (vhca_sq_claim(qp))
+		vhca_sq_run_claimed(qp, &b);
 }
 
 /**
@@ -683,6 +799,9 @@ void vhca_engine_qp_stop(struct vhca_qp *qp)
 			ib_device_put(&qp->fault.vdev->ibdev);
 			qp->fault.held = false;
 		}
+		/* A doorbell's run queues what it leaves before it ends. */
+		wait_var_event(&qp->run_state,
+			       READ_ONCE(qp->run_state) == VHCA_SQ_IDLE);
 		cancel_work_sync(&qp->sq_work);
 	} while (delayed_work_pending(&qp->retry_work) ||
 		 work_pending(&qp->fault_work));

@@ -15,6 +15,8 @@ void vhca_engine_fini(struct vhca_dev *vdev);
 void vhca_engine_qp_init(struct vhca_qp *qp);
 /* Run @qp's send queue soon (post_send, a move to RTS or to ERR). */
 void vhca_engine_kick(struct vhca_qp *qp);
+/* Run a user QP's send queue now, in its doorbell's system call. */
+void vhca_engine_doorbell(struct vhca_qp *qp);
 /* Stop running @qp's send queue and wait for the engine to leave it. */
 void vhca_engine_qp_stop(struct vhca_qp *qp);
 

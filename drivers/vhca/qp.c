@@ -991,7 +991,8 @@ static enum ib_qp_state vhca_qp_snapshot(struct vhca_qp *qp, u32 *qkey)
  *
  * For a user QP this is the doorbell: librxe has written the WQEs into the
  * ring and posts no WR (ib_uverbs' POST_SEND with wr_count 0); the engine
- * is kicked to take them from the ring.
+ * takes them from the ring, short ones in this call
+ * (vhca_engine_doorbell()).
  *
  * Return: 0; -EINVAL before RTS, for a bad WR, or for any WR on a user QP;
  * -ENOMEM if the queue is full.
@@ -1014,7 +1015,7 @@ int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		return -EINVAL;
 	}
 	if (sq->uring.buf) {
-		vhca_engine_kick(qp);
+		vhca_engine_doorbell(qp);
 		return 0;
 	}
 

@@ -503,6 +503,9 @@ struct vhca_sq {
  * @rcq: receive CQ
  * @sq_sig_all: every send completes (IB_SIGNAL_ALL_WR)
  * @sq_work: runs the send queue on the device's workqueue
+ * @run_lock: protects @run_state
+ * @run_state: who runs the send queue (engine.c): nobody, one runner
+ *	(the worker or a user doorbell), or one runner asked to go again
  * @retry_work: re-runs it after an RNR NAK or a transport timeout
  * @rnr_left: RNR retries left for the WQE at @sq.tail (7 = infinite)
  * @retry_left: transport retries left for the WQE at @sq.tail
@@ -538,6 +541,8 @@ struct vhca_qp {
 	struct vhca_cq *rcq;
 	bool sq_sig_all;
 	struct work_struct sq_work;
+	spinlock_t run_lock;	/* run_state */
+	u8 run_state;
 	struct delayed_work retry_work;
 	u8 rnr_left;
 	u8 retry_left;
