@@ -60,11 +60,13 @@ MWB = e.IBV_ACCESS_MW_BIND
 ZB = e.IBV_ACCESS_ZERO_BASED
 ODP = e.IBV_ACCESS_ON_DEMAND
 RO = e.IBV_ACCESS_RELAXED_ORDERING
+HUGE = e.IBV_ACCESS_HUGETLB
 ALL_REMOTE = LW | RW | RR | RA
 
 ACCESS_NAMES = [(LW, 'LOCAL_WRITE'), (RW, 'REMOTE_WRITE'),
 		(RR, 'REMOTE_READ'), (RA, 'REMOTE_ATOMIC'), (MWB, 'MW_BIND'),
-		(ZB, 'ZERO_BASED'), (ODP, 'ON_DEMAND'), (RO, 'RELAXED_ORDERING')]
+		(ZB, 'ZERO_BASED'), (ODP, 'ON_DEMAND'), (RO, 'RELAXED_ORDERING'),
+		(HUGE, 'HUGETLB')]
 
 STATUS_NAMES = {getattr(e, n): n[len('IBV_WC_'):] for n in dir(e)
 		if n.startswith('IBV_WC_') and n.endswith('_ERR')}
@@ -436,6 +438,34 @@ for _acc in REG_ACCESS:
 			raise Fail('MR has neither lkey nor rkey')
 		exercise(c, mr, acc, access_str(acc))
 	case(f'reg_mr {access_str(_acc)}: registered, its traffic runs, bytes checked')(_reg)
+
+
+def needs_hugepage(d):
+	with open('/proc/meminfo') as f:
+		free = [int(l.split()[1]) for l in f if l.startswith('HugePages_Free:')]
+	if not free or free[0] < 1:
+		return 'no free huge page (user_pyverbs.sh reserves some)'
+	return None
+
+
+def _hugetlb(c):
+	"""IBV_ACCESS_HUGETLB: pyverbs maps the buffer MAP_HUGETLB (one 2 MiB
+	page), libibverbs passes the flag on (the kernel's IB_ACCESS_HUGETLB);
+	the MR's traffic runs and its bytes are checked."""
+	acc = LW | RW | RR | RA | HUGE
+	mr = c.mr(acc)
+	with open(f'/proc/{os.getpid()}/smaps') as f:
+		smaps = f.read()
+	m = re.search(rf'^{mr.buf:x}-[0-9a-f]+ .*\n(?:[A-Z].*\n)*?KernelPageSize: +(\d+) kB',
+		      smaps, re.M)
+	if not m or int(m.group(1)) != 2048:
+		raise Fail(f'the buffer at {mr.buf:#x} is not on a 2 MiB page: '
+			   f'{m.group(1) + " kB" if m else "not in smaps"}')
+	exercise(c, mr, acc, access_str(acc))
+
+
+case('reg_mr with HUGETLB over a 2 MiB huge page: traffic runs, bytes checked',
+     needs_hugepage)(_hugetlb)
 
 
 def _no_remote(c):

@@ -60,6 +60,11 @@ t_gate "pyverbs: the host's root in a chroot at $MRC_ROOT" mrc_root_up ||
 	{ t_fail "pyverbs: no case run ($USER_DEVS)" "no chroot of the host's root"; exit 1; }
 t_check "pyverbs: user_pyverbs.py copied into the chroot's /tmp" \
 	cp user_pyverbs.py $MRC_ROOT/tmp/user_pyverbs.py
+# The HUGETLB case's buffer: two 2 MiB pages (the count is put back after).
+huge0=$(cat /proc/sys/vm/nr_hugepages)
+t_check "pyverbs: two huge pages reserved" \
+	sh -c "echo $((huge0 + 2)) > /proc/sys/vm/nr_hugepages &&
+	       [ \$(cat /proc/sys/vm/nr_hugepages) -ge $((huge0 + 2)) ]"
 for type in $USER_DEVS; do
 	case "$type" in
 	rxe)	pyverbs_suite rxe rxe0 pyvr0 10.92.0.1 ;;
@@ -67,4 +72,5 @@ for type in $USER_DEVS; do
 	*)	t_fail "pyverbs: device type $type" "unknown (USER_DEVS: rxe, vhca)" ;;
 	esac
 done
+echo "$huge0" > /proc/sys/vm/nr_hugepages
 mrc_root_down
