@@ -177,8 +177,8 @@ class Case:
 		for m in self.maps:
 			m.close()
 
-	def cq(self):
-		cq = CQ(self.d.ctx, 64)
+	def cq(self, cqe=64):
+		cq = CQ(self.d.ctx, cqe)
 		self.cqs.append(cq)
 		return cq
 
@@ -217,10 +217,10 @@ class Pair:
 	With ex_ops, a is an extended QP posting those IBV_QP_EX_WITH_*
 	operations (ibv_wr_*)."""
 
-	def __init__(self, c, qpt, srq=None, ex_ops=0):
+	def __init__(self, c, qpt, srq=None, ex_ops=0, cq_a=None):
 		self.c = c
 		d = c.d
-		self.cq_a, self.cq_b = c.cq(), c.cq()
+		self.cq_a, self.cq_b = cq_a or c.cq(), c.cq()
 		cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1,
 			    max_recv_sge=1)
 		if ex_ops:
@@ -1073,6 +1073,77 @@ def _srq_limit(c):
 
 case('SRQ: limit 4 armed with modify_srq, receives drawn below it, '
      'SRQ_LIMIT_REACHED on the async fd, bytes checked', needs_srq)(_srq_limit)
+
+
+def post_writes(p, n, src, dst):
+	"""n signalled RDMA WRITEs of 8 bytes from a, wr_ids 100.., not
+	polled."""
+	for i in range(n):
+		src.write(struct.pack('=Q', 0x5100 + i), 8, 8 * i)
+		wr = SendWR(wr_id=100 + i, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+			    sg=[SGE(src.buf + 8 * i, 8, src.lkey)])
+		wr.set_wr_rdma(dst.rkey, dst.buf + 8 * i)
+		p.a.post_send(wr)
+
+
+def _resize_cq(c):
+	"""ibv_resize_cq(3) with completions pending: they stay, in order,
+	in the resized CQ; one smaller than what it holds is refused (EINVAL)
+	and the CQ is unchanged; traffic runs after each resize."""
+	src, dst = c.mr(LW), c.mr(LW | RW)
+	p = c.rc_pair()
+	post_writes(p, 10, src, dst)
+	deadline = time.monotonic() + PROGRESS_TMO
+	while dst.read(8, 72) != struct.pack('=Q', 0x5109):
+		if time.monotonic() > deadline:
+			raise Fail(f'the 10th write did not land in {PROGRESS_TMO} s')
+		time.sleep(0.001)
+	refused(lambda: p.cq_a.resize(5), errno.EINVAL,
+		'resize_cq to 5 with 10 completions pending')
+	p.cq_a.resize(200)
+	if p.cq_a.cqe < 200:
+		raise Fail(f'cqe {p.cq_a.cqe} after a resize to 200')
+	wcs = wait_wc(p.cq_a, 10)
+	for i, wc in enumerate(wcs):
+		ok_wc(wc, f'write {i}')
+		if wc.wr_id != 100 + i:
+			raise Fail(f'completion {i}: wr_id {wc.wr_id}, wanted {100 + i}')
+	got = struct.unpack('=10Q', dst.read(80, 0))
+	if got != tuple(0x5100 + i for i in range(10)):
+		raise Fail(f'written words {[hex(x) for x in got]}')
+	p.cq_a.resize(16)
+	post_writes(p, 3, src, dst)
+	for i, wc in enumerate(wait_wc(p.cq_a, 3)):
+		ok_wc(wc, f'write {i} after shrinking to 16')
+
+
+case('resize_cq with 10 completions pending: kept in order; below them EINVAL')(_resize_cq)
+
+
+def _cq_overflow(c):
+	"""A CQ that completions overflow: IBV_EVENT_CQ_ERR on the async fd
+	(ibv_get_async_event(3))."""
+	d = c.d
+	while next_event(d, time.monotonic()) is not None:
+		pass
+	cq = c.cq(2)
+	room = cq.cqe
+	if room + 2 > 16:
+		raise Fail(f'a CQ of 2 holds {room}: more than one QP can overflow')
+	src, dst = c.mr(LW), c.mr(LW | RW)
+	p = Pair(c, e.IBV_QPT_RC, cq_a=cq)
+	post_writes(p, room + 2, src, dst)
+	deadline = time.monotonic() + PROGRESS_TMO
+	got = set()
+	while (t := next_event(d, deadline)) is not None:
+		got.add(t)
+		if t == e.IBV_EVENT_CQ_ERR:
+			return
+	raise Fail(f'no CQ_ERR within {PROGRESS_TMO} s after {room + 2} '
+		   f'completions into a CQ of {room} (events {sorted(got)})')
+
+
+case('CQ overflow: IBV_EVENT_CQ_ERR on the async fd')(_cq_overflow)
 
 
 def _ud(c):
