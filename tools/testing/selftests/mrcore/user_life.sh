@@ -118,23 +118,25 @@ live() {
 		{ echo "mrcore mrs is $(field "$now" mrs), want >= base + 5"; return 1; }
 }
 
-# start HOW: user_life hold HOW in the background; LIFE_PID once ready.
+# start HOW: user_life hold HOW in the background.
 start() {
 	rm -f $OUT.out $OUT.rc
 	( mrc_chroot /tmp/user_life hold "$1"; echo $? > $OUT.rc ) \
 		< /dev/null > $OUT.out 2>&1 &
 	LIFE_JOB=$!
-	LIFE_PID=
 }
 
 ready_or_failed() { grep -q -e '^ready' -e '^FAIL' $OUT.out || [ -e $OUT.rc ]; }
 
+# ready: the process said "ready" (t_gate runs this in a subshell: the
+# caller reads the pid with life_pid).
 ready() {
 	wait_for $PROGRESS_TMO ready_or_failed ||
 		{ echo "not ready in ${PROGRESS_TMO}s"; return 1; }
-	LIFE_PID=$(awk '$1 == "ready" {print $3}' $OUT.out)
-	[ -n "$LIFE_PID" ] || { tail -1 $OUT.out; return 1; }
+	[ -n "$(life_pid)" ] || { tail -1 $OUT.out; return 1; }
 }
+
+life_pid() { awk '$1 == "ready" {print $3}' $OUT.out; }
 
 # ended RC: the process has ended with status RC within the deadline
 # (killed and reported otherwise).
@@ -180,8 +182,9 @@ case_gone() {
 	if t_gate "$T: objects made, traffic checked, receives left posted" ready; then
 		echo "# $T: live: $(counts)"
 		t_check "$T: QPs, CQ, PD, MRs and windows live on $DEV" live
-		kill -"$2" "$LIFE_PID"
+		kill -"$2" "$(life_pid)"
 		t_check "$T: the process ends (status $3)" ended "$3"
+		wait $LIFE_JOB
 		t_check "$T: every count back to the baseline" settled
 	else
 		ended x > /dev/null
@@ -195,10 +198,10 @@ case_fork() {
 	case_begin fork
 	if out=$(run_for 120 mrc_chroot /tmp/user_life fork) &&
 	   echo "$out" | grep -q '^fork ok$'; then
-		t_ok "$T: the child's writes stay its own, the parent's MR maps the parent's pages"
+		t_ok "$T: the child's writes stay its own, the parent's MR maps the parent's pages; the child's reg_mr works, its write() and doorbell get EACCES"
 		echo "$out" | grep '^#' | sed "s/^# /# $T: /"
 	else
-		t_fail "$T: the child's writes stay its own, the parent's MR maps the parent's pages" \
+		t_fail "$T: the child's writes stay its own, the parent's MR maps the parent's pages; the child's reg_mr works, its write() and doorbell get EACCES" \
 			"$(echo "$out" | grep -m1 FAIL || echo "$out" | tail -1)"
 		echo "$out" | sed "s/^/#   fork: /"
 	fi
@@ -232,6 +235,7 @@ case_remove() {
 	t_check "$T: $* returns within ${REMOVE_TMO}s" run_for $REMOVE_TMO "$@"
 	t_check "$T: the process sees IBV_EVENT_DEVICE_FATAL, cleans up, exits 0" \
 		fatal_seen
+	wait $LIFE_JOB
 	grep '^#' $OUT.out | sed "s/^# /# $T: /"
 	t_check "$T: $DEV gone from ib_core, ib_uverbs, mrcore and vhca" \
 		wait_for $PROGRESS_TMO dev_gone
