@@ -41,8 +41,9 @@
  *	doorbell, into the child's MR (whose pages it pinned). The child
  *	exits without destroying anything. The parent checks its own copy
  *	still holds A, RDMA READs its MR (A, the parent's pages) and RDMA
- *	WRITEs pattern C through it, seen in its own buffer; it closes the
- *	device, which frees the child's leftovers.
+ *	WRITEs pattern C through it, seen in its own buffer. It destroys its
+ *	objects; its PD is refused (EBUSY: the child's MR holds it), and
+ *	closing the device frees the PD and the child's leftovers.
  *
  * Lines: "# ..." are information, "FAIL: ..." says what went wrong (exit
  * status 1). Environment: MRC_UDEV (default vhca0).
@@ -629,7 +630,7 @@ static int do_fork(void)
 	struct life l;
 	uint8_t *pbuf, *tbuf;
 	pid_t pid;
-	int st;
+	int st, ret;
 
 	if (life_open(&l) || life_pair(&l))
 		return 1;
@@ -687,10 +688,26 @@ static int do_fork(void)
 		return 1;
 	}
 	printf("# parent: its MR still maps its own pages (READ sees A, WRITE of C lands)\n");
-	l.mr[MR_SRC] = tmr;
-	l.mr[MR_DST] = pmr;
-	if (life_destroy(&l)) {
-		printf("FAIL: parent: destroying its objects failed\n");
+	/*
+	 * The child's MR lives on in the shared context and holds the PD:
+	 * the parent's dealloc is refused, its close frees both.
+	 */
+	ret = ibv_destroy_qp(l.qp[0]) ?: ibv_destroy_qp(l.qp[1]) ?:
+	      ibv_dereg_mr(tmr) ?: ibv_dereg_mr(pmr) ?: ibv_destroy_cq(l.cq);
+	if (ret) {
+		fail("parent: destroying its QPs, MRs and CQ", ret);
+		return 1;
+	}
+	ret = ibv_dealloc_pd(l.pd);
+	if (ret != EBUSY) {
+		printf("FAIL: parent: ibv_dealloc_pd: %s, want EBUSY (the child's MR)\n",
+		       ret ? strerror(ret) : "succeeded");
+		return 1;
+	}
+	printf("# parent: ibv_dealloc_pd: EBUSY, the child's MR holds the PD\n");
+	ret = ibv_close_device(l.ctx);
+	if (ret) {
+		fail("parent: ibv_close_device", errno);
 		return 1;
 	}
 	printf("fork ok\n");
