@@ -347,7 +347,7 @@ static int life_mrs(struct life *l)
 	if (!(ex.odp_caps.general_caps & IBV_ODP_SUPPORT) ||
 	    !(ex.odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT) ||
 	    (ex.odp_caps.per_transport_caps.rc_odp_caps & rc_need) != rc_need) {
-		printf("FAIL: the device reports no explicit and implicit RC ODP (general 0x%llx rc 0x%x)\n",
+		printf("FAIL: no explicit and implicit RC ODP (general 0x%llx rc 0x%x)\n",
 		       (unsigned long long)ex.odp_caps.general_caps,
 		       ex.odp_caps.per_transport_caps.rc_odp_caps);
 		return -1;
@@ -489,13 +489,6 @@ static int life_destroy(struct life *l)
 	return errs;
 }
 
-static volatile sig_atomic_t got_usr1;
-
-static void on_usr1(int sig)
-{
-	got_usr1 = 1;
-}
-
 /* Block in ibv_get_async_event() until DEVICE_FATAL, within a deadline. */
 static int wait_fatal(struct life *l)
 {
@@ -524,13 +517,17 @@ static int wait_fatal(struct life *l)
 static int do_hold(const char *how)
 {
 	struct life l;
-	int errs;
+	sigset_t usr1;
+	int errs, sig;
 
 	if (strcmp(how, "kill") && strcmp(how, "exit") && strcmp(how, "fatal")) {
 		printf("FAIL: hold kill|exit|fatal, not %s\n", how);
 		return 2;
 	}
-	signal(SIGUSR1, on_usr1);
+	/* Blocked from the start, taken by sigwait(): never lost. */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
 	if (life_build(&l))
 		return 1;
 	printf("ready pid %d qps 2 cqs 1 pds 1 mrs %d mws 2 recvs %d\n",
@@ -541,8 +538,8 @@ static int do_hold(const char *how)
 			pause();
 	}
 	if (!strcmp(how, "exit")) {
-		while (!got_usr1)
-			pause();
+		while (sigwait(&usr1, &sig) || sig != SIGUSR1)
+			;
 		printf("# exit(0) with every object live\n");
 		exit(0);
 	}
@@ -593,7 +590,7 @@ static int fork_child(struct life *l, uint8_t *pbuf, struct ibv_mr *pmr)
 	}
 	ret = raw_query_device(l->ctx->cmd_fd);
 	if (ret != -EACCES) {
-		printf("FAIL: child: a raw write() command on the inherited file: %s, want EACCES\n",
+		printf("FAIL: child: write() on the inherited file: %s, want EACCES\n",
 		       ret ? strerror(-ret) : "succeeded");
 		return 1;
 	}
@@ -619,7 +616,7 @@ static int fork_child(struct life *l, uint8_t *pbuf, struct ibv_mr *pmr)
 		       ret ? strerror(ret) : "succeeded");
 		return 1;
 	}
-	printf("# child: ibv_post_send on the inherited QP: EACCES (librxe's doorbell is a write())\n");
+	printf("# child: ibv_post_send on the inherited QP: EACCES (a write() doorbell)\n");
 	/* Its MR is left to the context, which the parent closes. */
 	return 0;
 }
