@@ -70,7 +70,7 @@
 #define BUF_LEN		(64 * 1024)
 #define MSG_LEN		4096
 #define NRECV		8
-#define CHILD_WR_ID	(1ULL << 40)
+#define CHILD_WR_ID	0x10000000000ULL	/* above any wr_id of the parent */
 
 #define ACC_ALL		(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 			 IBV_ACCESS_REMOTE_READ)
