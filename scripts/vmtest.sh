@@ -107,7 +107,7 @@ timeout --foreground "${MRCORE_VM_TIMEOUT:-1800}" \
 	-machine q35 -cpu ${MRCORE_VM_CPU:-qemu64} -smp 2 -m 3G \
 	-kernel "$image" -initrd "$initrd" -serial stdio \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-	-nic user,model=virtio-net-pci,restrict=on \
+	-netdev user,id=nic0,restrict=on -device virtio-net-pci,netdev=nic0,romfile= \
 	-append "console=ttyS0 panic=-1 loglevel=5 mrcore.mode=$mode $extra_args" \
 	< /dev/null 2>&1 | tr -d '\r' | tee "$log" |
 	grep --line-buffered -E '^(ok|not ok) - |^# |^MRCORE|^bench|^demo|^\|' || true
