@@ -665,17 +665,22 @@ static void vhca_sq_unclaim(struct vhca_qp *qp, bool more)
 		queue_work(qp->vdev->wq, &qp->sq_work);
 	qp->run_state = VHCA_SQ_IDLE;
 	spin_unlock_irqrestore(&qp->run_lock, flags);
+	/* Hashes the address only: @qp may be gone already. */
 	wake_up_var(&qp->run_state);
 }
 
-/* One run of @qp's send queue within @b, its busy time accounted. */
+/*
+ * One run of @qp's send queue within @b, its busy time accounted. The
+ * queue is given up last: a stop may then free @qp.
+ */
 static void vhca_sq_run_claimed(struct vhca_qp *qp,
 				const struct vhca_sq_budget *b)
 {
 	u64 start = local_clock(), idle_ns = 0;
+	bool more;
 	s64 busy;
 
-	vhca_sq_unclaim(qp, vhca_sq_run(qp, b, &idle_ns));
+	more = vhca_sq_run(qp, b, &idle_ns);
 	/*
 	 * local_clock() of another CPU if the run slept and moved: it may be
 	 * a little behind, so a negative span counts as nothing.
@@ -683,6 +688,7 @@ static void vhca_sq_run_claimed(struct vhca_qp *qp,
 	busy = (s64)(local_clock() - start) - (s64)idle_ns;
 	if (busy > 0)
 		atomic64_add(busy, &qp->vdev->engine_busy_ns);
+	vhca_sq_unclaim(qp, more);
 }
 
 static void vhca_sq_work(struct work_struct *work)
