@@ -70,8 +70,8 @@ gid_index() {
 
 # u_show: the last lines of both sides of the last pair, as comments.
 u_show() {
-	tail -4 "$MRC_SRV_OUT" | sed 's/^/#   server: /'
-	tail -4 "$MRC_CLI_OUT" | sed 's/^/#   client: /'
+	tail -12 "$MRC_SRV_OUT" | sed 's/^/#   server: /'
+	tail -12 "$MRC_CLI_OUT" | sed 's/^/#   client: /'
 }
 
 # u_case NAME CASE READY WANT SERVER... -- CLIENT...: a pair (user_lib's
