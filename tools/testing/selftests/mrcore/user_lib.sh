@@ -31,6 +31,7 @@
 #       starts first; the client once READY holds:
 #         tcp:PORT  the server listens on TCP PORT (/proc/net/tcp, tcp6)
 #         cm:PORT   an RDMA CM listener on PORT (rdma res show cm_id)
+#                   whose process waits for its events
 #         now       at once
 #       Both are bounded by MRC_PAIR_TMO seconds from the server's start;
 #       one still running then is killed (with its children) and its
@@ -123,10 +124,27 @@ mrc_listening() {
 		cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
 			awk -v p=":$port" '$4 == "0A" && substr($2, length($2) - 4) == p {f = 1}
 					   END {exit !f}' ;;
-	cm:*)	rdma res show cm_id 2>/dev/null |
-			grep -q "state LISTEN.*src-addr [^ ]*:${1#cm:}\( \|$\)" ;;
+	cm:*)	mrc_cm_listening "${1#cm:}" ;;
 	*)	echo "mrc_pair: unknown READY $1" >&2; return 2 ;;
 	esac
+}
+
+# mrc_cm_listening PORT: an RDMA CM listener on PORT whose process has
+# come back from rdma_listen(). The cm_id says LISTEN as soon as
+# rdma_listen() has changed its state, before ib_cm listens for it: a
+# client's connect request in between is rejected. So the listener's
+# process must also wait in rdma_get_cm_event() (a thread of it sleeping
+# in ucma_get_event(), by /proc's wchan).
+mrc_cm_listening() {
+	local pid t
+	pid=$(rdma res show cm_id 2>/dev/null |
+		grep "state LISTEN.*src-addr [^ ]*:$1\( \|$\)" |
+		sed -n 's/.* pid \([0-9][0-9]*\).*/\1/p' | head -1)
+	[ -n "$pid" ] || return 1
+	for t in /proc/$pid/task/*/wchan; do
+		[ "$(cat "$t" 2>/dev/null)" = ucma_get_event ] && return 0
+	done
+	return 1
 }
 
 # mrc_pair_side DIR NAME BEFORE|AFTER ARGS...: one side of mrc_pair in the
