@@ -13,13 +13,15 @@
 #   rdma_server / rdma_client, ucmatose, udaddy; perftest's ib_write_bw,
 #   ib_read_bw, ib_send_bw, ib_atomic_bw, ib_write_lat, ib_read_lat,
 #   ib_send_lat with and without -R (RDMA CM), ib_write_bw --odp;
-#   fi_info -p verbs, fi_pingpong -c over verbs (MSG); not yet over
-#   ofi_rxm;verbs (RDM), see below.
+#   fi_info -p verbs, fi_pingpong -c over verbs (MSG) and over
+#   "ofi_rxm;verbs" (RDM; at libfabric's default universe size refused,
+#   see below).
 #
 # Where a device is expected to refuse a case (rxe 6.1 has no ODP), the
 # refusal is asserted with the message the program prints (user_expect):
 # rxe0 is the reference, and its refusals say nothing about vhca0, which
-# is expected to run every case.
+# is expected to run every case but one that asks more than any device of
+# either type has (RDM at libfabric's default universe size).
 #
 # What the programs check of the data: the ibv_*_pingpong -c check is the
 # first byte of each page of the last message (rc and ud: a buffer filled
@@ -50,6 +52,14 @@ user_expect() {
 	# a write test), after which it fails to create its MR.
 	rxe:write_bw_odp)
 		echo "Send is not supported for RC transport" ;;
+	# libfabric 1.17's ofi_rxm sizes the CQ of its verbs MSG endpoints
+	# for FI_UNIVERSE_SIZE peers (1024 by default): 128 sends and 128
+	# receives each, 262144 entries, past max_cqe (rxe 32767, vhca
+	# 65535), so ibv_create_cq() fails EINVAL and so does fi_enable()
+	# (libfabric's main clamps the size to max_cqe since 3aaf8f5a9, in
+	# no release yet).
+	*:fi_rdm_universe)
+		echo "Unable to create verbs CQ" ;;
 	*)	echo ok ;;
 	esac
 }
@@ -139,7 +149,7 @@ u_nic_parent() {
 
 # user_suite TYPE DEV NETDEV ADDR: every case on a device of TYPE.
 user_suite() {
-	local g d=$2 a=$4 p t
+	local g d=$2 a=$4 p t env=$MRC_CHROOT_ENV
 	T="user-$1" TYPE=$1
 	case "$TYPE" in
 	rxe)	t_gate "$T: rdma_rxe loads" modprobe rdma_rxe || return 1 ;;
@@ -221,10 +231,22 @@ user_suite() {
 	u_case "fi_pingpong -p verbs -e msg -c" fi_msg tcp:$((PORT + 1)) 'Mxfers' \
 		fi_pingpong -p verbs -e msg -d $d -c -B $((PORT + 1)) -- \
 		fi_pingpong -p verbs -e msg -d $d -c -P $((PORT + 1)) $a
-	# Not run: fi_pingpong over "ofi_rxm;verbs" (RDM) fails the same way
-	# on rxe0 and on vhca0, the server's fi_enable() returning -EINVAL
-	# (libfabric 1.17 of Debian); its cause is not found yet, so it
-	# tells nothing of either device.
+	# RDM endpoints: ofi_rxm over verbs MSG endpoints, one per peer,
+	# connected through the RDMA CM on demand. With libfabric's default
+	# universe size the server's fi_enable() fails (user_expect; its
+	# warning names the CQ); for two processes a universe of 16 asks a
+	# CQ of 4096 entries. The client must reach the last size (1m).
+	MRC_CHROOT_ENV="$env FI_LOG_LEVEL=warn"
+	u_case "fi_pingpong -p ofi_rxm;verbs -e rdm (universe 1024)" fi_rdm_universe \
+		tcp:$((PORT + 1)) '^1m ' \
+		fi_pingpong -p "ofi_rxm;verbs" -e rdm -d $d -c -B $((PORT + 1)) -- \
+		fi_pingpong -p "ofi_rxm;verbs" -e rdm -d $d -c -P $((PORT + 1)) $a
+	MRC_CHROOT_ENV="$env FI_LOG_LEVEL=warn FI_UNIVERSE_SIZE=16"
+	u_case "fi_pingpong -p ofi_rxm;verbs -e rdm -c (universe 16)" fi_rdm \
+		tcp:$((PORT + 1)) '^1m +10 +=10 ' \
+		fi_pingpong -p "ofi_rxm;verbs" -e rdm -d $d -c -B $((PORT + 1)) -- \
+		fi_pingpong -p "ofi_rxm;verbs" -e rdm -d $d -c -P $((PORT + 1)) $a
+	MRC_CHROOT_ENV=$env
 
 	t_check "$T: rdma link del $d" rdma_link_down "$d" "$3"
 	# The scripts after this one load vhca themselves.
