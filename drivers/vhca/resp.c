@@ -336,8 +336,9 @@ static enum vhca_verdict vhca_do_atomic(struct vhca_peer *peer,
  * An ATOMIC WRITE on @peer: @req->swap stored at once at an aligned
  * address, with the rights of an RDMA WRITE (IBTA 9.4.7: the responder
  * checks remote write access; a misaligned address is an invalid
- * request). It neither reads the target nor returns anything, so it needs
- * no atomic_lock: the store is one access (walker.c).
+ * request). The store is one access (walker.c); atomic_lock orders it
+ * with the device's other atomics, so a compare-and-swap's read and
+ * write never straddle it.
  */
 static enum vhca_verdict vhca_do_atomic_write(struct vhca_peer *peer,
 					      struct vhca_req *req,
@@ -352,10 +353,12 @@ static enum vhca_verdict vhca_do_atomic_write(struct vhca_peer *peer,
 		*status = IB_WC_REM_INV_REQ_ERR;
 		return VHCA_DONE;
 	}
+	spin_lock_bh(&peer->vdev->atomic_lock);
 	err = vhca_access_fault(peer->vdev, peer->qp->pdn,
 				peer->qp->ibqp.qp_num, req->rkey,
 				req->remote_addr, &val, sizeof(val),
 				VHCA_ACCESS_ATOMIC_STORE, counters, req->fault);
+	spin_unlock_bh(&peer->vdev->atomic_lock);
 	*status = err ? vhca_remote_status(err) : IB_WC_SUCCESS;
 	return VHCA_DONE;
 }
