@@ -83,6 +83,12 @@ load_mrcore() {
 	elif ! builtin_module mrcore; then
 		modprobe mrcore || return 1
 	fi
+	load_vhca "$@"
+}
+
+# load_vhca [PARAM=VALUE...]: vhca alone (mrcore loaded), as load_mrcore
+# loads it: after an rmmod vhca, for one.
+load_vhca() {
 	if [ -f $MRC_KO/vhca.ko ]; then
 		insmod $MRC_KO/vhca.ko "$@"
 	else

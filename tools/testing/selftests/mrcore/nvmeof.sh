@@ -90,12 +90,15 @@ gid_of_ipv4() {
 	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
 }
 
-# rdma_link_up TYPE DEV NETDEV ADDR: a dummy NETDEV with ADDR/24, an RDMA
-# device DEV of TYPE (rxe or vhca; the modules must be loaded) on it, and
-# ADDR's GID in DEV's table, which the RDMA CM needs to resolve ADDR.
+# rdma_link_up TYPE DEV NETDEV ADDR: a dummy NETDEV with ADDR/24 (made
+# unless it exists: a device added again keeps its netdev), an RDMA device
+# DEV of TYPE (rxe or vhca; the modules must be loaded) on it, and ADDR's
+# GID in DEV's table, which the RDMA CM needs to resolve ADDR.
 rdma_link_up() {
 	local gid
-	dummy_up "$3" "$4/24" || return 1
+	if [ ! -e "/sys/class/net/$3" ]; then
+		dummy_up "$3" "$4/24" || return 1
+	fi
 	rdma link add "$2" type "$1" netdev "$3" || return 1
 	gid=$(gid_of_ipv4 "$4")
 	wait_for $PROGRESS_TMO sh -c "grep -q $gid /sys/class/infiniband/$2/ports/1/gids/*" ||

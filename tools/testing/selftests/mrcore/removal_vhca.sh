@@ -57,25 +57,14 @@ mods_up() {
 	if [ ! -e /sys/module/mrcore ]; then
 		load_mrcore
 	elif [ ! -e /sys/module/vhca ]; then
-		if [ -f $MRC_KO/vhca.ko ]; then
-			insmod $MRC_KO/vhca.ko
-		else
-			modprobe vhca
-		fi
+		load_vhca
 	fi
 }
 
 # dev_add: vhca0 on $NETDEV (made by the first call) with $ADDR's GID in
 # its table, and mrcore's baseline for vhca_idle.
 dev_add() {
-	local gid
-	if [ ! -e /sys/class/net/$NETDEV ]; then
-		dummy_up $NETDEV $ADDR/24 || return 1
-	fi
-	rdma link add $DEV type vhca netdev $NETDEV || return 1
-	gid=$(gid_of_ipv4 $ADDR)
-	wait_for $PROGRESS_TMO sh -c "grep -q $gid /sys/class/infiniband/$DEV/ports/1/gids/*" ||
-		{ echo "no GID $gid on $DEV"; return 1; }
+	rdma_link_up vhca $DEV $NETDEV $ADDR || return 1
 	vhca_baseline $DEV
 }
 

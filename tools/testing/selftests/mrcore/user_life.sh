@@ -41,25 +41,9 @@ HUNG=/proc/sys/kernel/hung_task_timeout_secs
 OUT=/tmp/user_life
 old_hung=
 
-# vhca_load: vhca again after an rmmod (mrcore stays loaded).
-vhca_load() {
-	if [ -f $MRC_KO/vhca.ko ]; then
-		insmod $MRC_KO/vhca.ko
-	else
-		modprobe vhca
-	fi
-}
-
 # dev_add: vhca0 on $NETDEV (made by the first call), with $ADDR's GID.
 dev_add() {
-	local gid
-	if [ ! -e /sys/class/net/$NETDEV ]; then
-		dummy_up $NETDEV $ADDR/24 || return 1
-	fi
-	rdma link add $DEV type vhca netdev $NETDEV || return 1
-	gid=$(gid_of_ipv4 $ADDR)
-	wait_for $PROGRESS_TMO sh -c "grep -q $gid /sys/class/infiniband/$DEV/ports/1/gids/*" ||
-		{ echo "no GID $gid on $DEV"; return 1; }
+	rdma_link_up vhca $DEV $NETDEV $ADDR || return 1
 	wait_for $PROGRESS_TMO sh -c "grep -qx $DEV /sys/class/infiniband_verbs/uverbs*/ibdev" ||
 		{ echo "no uverbs node for $DEV"; return 1; }
 }
@@ -269,7 +253,7 @@ recover
 
 case_remove rmmod rmmod vhca
 t_eval "$T: the vhca module is gone" '[ ! -e /sys/module/vhca ]'
-t_gate "$T: vhca loads again" vhca_load && recover
+t_gate "$T: vhca loads again" load_vhca && recover
 
 # rdma_rxe's exit unregisters every device of its driver id.
 T="user-life: rmmod-rxe"
@@ -282,7 +266,7 @@ if t_gate "$T: rdma_rxe loads" modprobe rdma_rxe; then
 	t_eval "$T: the vhca module stays" '[ -e /sys/module/vhca ]'
 	recover
 	t_check "$T: rmmod vhca with $DEV present" run_for $REMOVE_TMO rmmod vhca
-	t_gate "$T: vhca loads again" vhca_load && recover
+	t_gate "$T: vhca loads again" load_vhca && recover
 	case_end
 fi
 if t_gate "user-life: rmmod-rxe-ctx: rdma_rxe loads" modprobe rdma_rxe; then
