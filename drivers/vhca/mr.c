@@ -44,7 +44,7 @@ static const char *vhca_mr_kind_name(const struct mrc_mr *base_mr)
  * keeps only RELAXED_ORDERING of them. mrcore checks the rest (unknown
  * bits, remote write or atomic without local write).
  */
-static int vhca_mr_access(int access, u32 *mrc_access)
+int vhca_mr_access(int access, u32 *mrc_access)
 {
 	BUILD_BUG_ON(IB_ACCESS_LOCAL_WRITE != MRC_ACCESS_LOCAL_WRITE);
 	BUILD_BUG_ON(IB_ACCESS_REMOTE_WRITE != MRC_ACCESS_REMOTE_WRITE);
@@ -64,9 +64,11 @@ static int vhca_mr_access(int access, u32 *mrc_access)
 	return 0;
 }
 
-/* Take over a registration: lkey and rkey are its key. */
-static struct ib_mr *vhca_mr_attach(struct vhca_mr *mr,
-				    struct mrc_mr *base_mr)
+/*
+ * Take over a registration: lkey and rkey are its key. On an error from
+ * mrcore, @mr is freed.
+ */
+struct ib_mr *vhca_mr_attach(struct vhca_mr *mr, struct mrc_mr *base_mr)
 {
 	if (IS_ERR(base_mr)) {
 		kfree(mr);
@@ -299,6 +301,7 @@ int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (err)
 		return err;
 
+	vhca_uapi_mr_free_parts(mr);
 	kfree(mr->pages);
 	kfree(mr->bufs);
 	kfree(mr);
@@ -502,6 +505,8 @@ int vhca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	    rdma_nl_put_driver_string(msg, "mode", mode) ||
 	    rdma_nl_put_driver_u64(msg, "page_size", page_size) ||
 	    rdma_nl_put_driver_u32(msg, "entries", entries) ||
+	    (mr->nparts &&
+	     rdma_nl_put_driver_u32(msg, "iov_parts", mr->nparts)) ||
 	    vhca_fill_res_odp(msg, mr->base_mr)) {
 		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;

@@ -552,6 +552,8 @@ static void vhca_ib_init(struct vhca_dev *vdev)
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &vhca_dev_ops);
+	/* The driver methods libvhca calls (uapi.c). */
+	ibdev->driver_def = vhca_uapi_defs;
 }
 
 /**

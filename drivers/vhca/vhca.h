@@ -569,6 +569,10 @@ struct vhca_qp {
  *	@pages is
  * @npages: entries of @pages or @bufs the last map_mr_sg filled
  * @max_pages: entries @pages or @bufs holds (alloc_mr's max_num_sg)
+ * @parts: iovec MRs of more than one piece only (uapi.c's REG_IOV; NULL
+ *	for others): the hidden user MR of each piece, under @base_mr, an
+ *	indirect key; deregistered after it
+ * @nparts: entries of @parts
  */
 struct vhca_mr {
 	struct ib_mr ibmr;
@@ -577,6 +581,8 @@ struct vhca_mr {
 	struct mrc_phys_buf *bufs;
 	u32 npages;
 	u32 max_pages;
+	struct mrc_mr **parts;
+	u32 nparts;
 };
 
 /**

@@ -8,6 +8,7 @@
 #include <linux/atomic.h>
 #include <linux/io.h>
 #include <linux/wait_bit.h>
+#include <rdma/uverbs_ioctl.h>
 #include <rdma/vhca.h>
 
 #include "vhca.h"
@@ -207,6 +208,8 @@ bool vhca_is_vhca(struct ib_device *ibdev);
 void vhca_dev_retire(struct vhca_dev *vdev);
 
 /* mr.c */
+int vhca_mr_access(int access, u32 *mrc_access);
+struct ib_mr *vhca_mr_attach(struct vhca_mr *mr, struct mrc_mr *base_mr);
 struct ib_mr *vhca_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *vhca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata);
@@ -221,6 +224,22 @@ int vhca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 int vhca_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 		   u32 flags, struct ib_sge *sg_list, u32 num_sge,
 		   struct uverbs_attr_bundle *attrs);
+
+/* uapi.c */
+/*
+ * ib_core exports these three (EXPORT_SYMBOL in 6.1's restrack.c) but
+ * declares them in its private drivers/infiniband/core/restrack.h, which
+ * no headers package ships. uapi.c's methods that make an MR object add
+ * it to restrack as ib_uverbs' own MR methods do, so `rdma res show mr`
+ * lists it; the declarations are 6.1's.
+ */
+void rdma_restrack_new(struct rdma_restrack_entry *res,
+		       enum rdma_restrack_type type);
+void rdma_restrack_set_name(struct rdma_restrack_entry *res,
+			    const char *caller);
+void rdma_restrack_add(struct rdma_restrack_entry *res);
+extern const struct uapi_definition vhca_uapi_defs[];
+void vhca_uapi_mr_free_parts(struct vhca_mr *mr);
 
 /* mw.c */
 int vhca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
