@@ -64,13 +64,30 @@ static int UVERBS_HANDLER(VHCA_IB_METHOD_QUERY)(struct uverbs_attr_bundle *attrs
 					     &caps, sizeof(caps));
 }
 
-/* The optional requested key: 0 (mrcore chooses) when absent. */
-static int vhca_uapi_key(struct uverbs_attr_bundle *attrs, u16 idx, u32 *key)
+/*
+ * The optional requested key: 0 (mrcore chooses) when absent. A key the
+ * device can never give (index 0, past max_mkeys, the local DMA key's)
+ * is -EKEYREJECTED, as mrc_mkey_alloc_at() says it, where mrc_reg_mr()
+ * says -EINVAL; one in use mrcore refuses with -ENOKEY.
+ */
+static int vhca_uapi_key(struct uverbs_attr_bundle *attrs, u16 idx,
+			 struct ib_device *ibdev, u32 *key)
 {
+	const struct mrc_device *mdev = &to_vhca_dev(ibdev)->mdev;
+	u32 index;
+	int err;
+
 	*key = 0;
 	if (!uverbs_attr_is_valid(attrs, idx))
 		return 0;
-	return uverbs_copy_from(key, attrs, idx);
+	err = uverbs_copy_from(key, attrs, idx);
+	if (err)
+		return err;
+	index = mrc_key_index(*key);
+	if (*key && (!index || index >= mdev->caps.max_mkeys ||
+		     index == mrc_key_index(mdev->local_dma_lkey)))
+		return -EKEYREJECTED;
+	return 0;
 }
 
 /*
@@ -256,7 +273,7 @@ static int UVERBS_HANDLER(VHCA_IB_METHOD_MR_REG_IOV)(struct uverbs_attr_bundle *
 				    VHCA_IB_ATTR_REG_IOV_IOVA, &access, &iova);
 	if (err)
 		return err;
-	err = vhca_uapi_key(attrs, VHCA_IB_ATTR_REG_IOV_KEY, &key);
+	err = vhca_uapi_key(attrs, VHCA_IB_ATTR_REG_IOV_KEY, ibpd->device, &key);
 	if (err)
 		return err;
 	err = vhca_uapi_check_iov(iov, n, iova);
@@ -411,7 +428,8 @@ static int UVERBS_HANDLER(VHCA_IB_METHOD_MR_REG_INDIRECT)(struct uverbs_attr_bun
 	if (access & ~VHCA_UAPI_INDIRECT_ACCESS)
 		return -EINVAL;
 	attr.access = access;
-	err = vhca_uapi_key(attrs, VHCA_IB_ATTR_REG_INDIRECT_KEY, &attr.key);
+	err = vhca_uapi_key(attrs, VHCA_IB_ATTR_REG_INDIRECT_KEY, ibpd->device,
+			    &attr.key);
 	if (err)
 		return err;
 
