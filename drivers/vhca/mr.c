@@ -302,6 +302,7 @@ int vhca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		return err;
 
 	vhca_uapi_mr_free_parts(mr);
+	vhca_amr_free(mr);
 	kfree(mr->pages);
 	kfree(mr->bufs);
 	kfree(mr);
@@ -507,6 +508,9 @@ int vhca_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	    rdma_nl_put_driver_u32(msg, "entries", entries) ||
 	    (mr->nparts &&
 	     rdma_nl_put_driver_u32(msg, "iov_parts", mr->nparts)) ||
+	    (mr->alloc &&
+	     rdma_nl_put_driver_u32(msg, "alloc_blocks",
+				    vhca_amr_blocks(mr))) ||
 	    vhca_fill_res_odp(msg, mr->base_mr)) {
 		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;

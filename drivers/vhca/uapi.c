@@ -13,6 +13,8 @@
  * MR_REG_INDIRECT: an indirect key over other keys of the PD, from a
  *	list of (key, address, length) or a strided layout, with an optional
  *	requested key.
+ * MR_ALLOC: memory the kernel allocates in contiguous blocks, registers
+ *	and lets the caller map (alloc.c).
  *
  * Every attribute is checked before anything is allocated; counts are
  * bounded (VHCA_UAPI_MAX_IOV, VHCA_UAPI_MAX_RANGES), reserved fields must
@@ -55,6 +57,7 @@ static int UVERBS_HANDLER(VHCA_IB_METHOD_QUERY)(struct uverbs_attr_bundle *attrs
 		.max_iov = VHCA_UAPI_MAX_IOV,
 		.max_ranges = VHCA_UAPI_MAX_RANGES,
 		.max_indirect_depth = MRC_INDIRECT_MAX_DEPTH,
+		.max_alloc = VHCA_UAPI_MAX_ALLOC,
 	};
 
 	if (IS_ERR(uctx))
@@ -456,6 +459,64 @@ static int UVERBS_HANDLER(VHCA_IB_METHOD_MR_REG_INDIRECT)(struct uverbs_attr_bun
 				   VHCA_IB_ATTR_REG_INDIRECT_RESP_RKEY);
 }
 
+static int UVERBS_HANDLER(VHCA_IB_METHOD_MR_ALLOC)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_pd *ibpd = uverbs_attr_get_obj(attrs,
+						 VHCA_IB_ATTR_MR_ALLOC_PD_HANDLE);
+	struct ib_ucontext *uctx = ib_uverbs_get_ucontext(attrs);
+	struct mrc_reg_attr attr = { .type = MRC_MR_PHYS };
+	struct mrc_mr *base_mr;
+	struct vhca_mr *mr;
+	struct ib_mr *ibmr;
+	u64 length, offset;
+	u32 access, blocks;
+	int err;
+
+	if (IS_ERR(uctx))
+		return PTR_ERR(uctx);
+	err = uverbs_copy_from(&length, attrs, VHCA_IB_ATTR_MR_ALLOC_LENGTH);
+	if (err)
+		return err;
+	err = vhca_uapi_access_iova(attrs, ibpd->device,
+				    VHCA_IB_ATTR_MR_ALLOC_ACCESS,
+				    VHCA_IB_ATTR_MR_ALLOC_IOVA, &access,
+				    &attr.iova);
+	if (err)
+		return err;
+	/* The memory is the kernel's, resident until dereg: nothing to page. */
+	if (access & IB_ACCESS_ON_DEMAND)
+		return -EINVAL;
+	err = vhca_uapi_key(attrs, VHCA_IB_ATTR_MR_ALLOC_KEY, ibpd->device,
+			    &attr.key);
+	if (err)
+		return err;
+	err = vhca_mr_access(access, &attr.access);
+	if (err)
+		return err;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return -ENOMEM;
+	base_mr = vhca_amr_register(mr, to_vhca_pd(ibpd), uctx, &attr,
+				    length, &offset);
+	ibmr = vhca_mr_attach(mr, base_mr);
+	if (IS_ERR(ibmr))
+		return PTR_ERR(ibmr);
+	blocks = vhca_amr_blocks(mr);
+	err = vhca_uapi_mr_commit(attrs, mr, ibpd,
+				  VHCA_IB_ATTR_MR_ALLOC_HANDLE,
+				  VHCA_IB_ATTR_MR_ALLOC_RESP_LKEY,
+				  VHCA_IB_ATTR_MR_ALLOC_RESP_RKEY);
+	if (err)
+		return err;
+	err = uverbs_copy_to(attrs, VHCA_IB_ATTR_MR_ALLOC_RESP_MMAP_OFFSET,
+			     &offset, sizeof(offset));
+	if (err)
+		return err;
+	return uverbs_copy_to(attrs, VHCA_IB_ATTR_MR_ALLOC_RESP_BLOCKS,
+			      &blocks, sizeof(blocks));
+}
+
 /**
  * vhca_uapi_mr_free_parts - the hidden pieces of an iovec MR
  * @mr: an MR whose key has been deregistered
@@ -525,9 +586,27 @@ DECLARE_UVERBS_NAMED_METHOD(VHCA_IB_METHOD_MR_REG_INDIRECT,
 			    VHCA_UAPI_KEY_OUT(VHCA_IB_ATTR_REG_INDIRECT_RESP_LKEY),
 			    VHCA_UAPI_KEY_OUT(VHCA_IB_ATTR_REG_INDIRECT_RESP_RKEY));
 
+DECLARE_UVERBS_NAMED_METHOD(VHCA_IB_METHOD_MR_ALLOC,
+			    VHCA_UAPI_NEW_MR(VHCA_IB_ATTR_MR_ALLOC_HANDLE),
+			    VHCA_UAPI_PD(VHCA_IB_ATTR_MR_ALLOC_PD_HANDLE),
+			    UVERBS_ATTR_PTR_IN(VHCA_IB_ATTR_MR_ALLOC_LENGTH,
+					       UVERBS_ATTR_TYPE(u64), UA_MANDATORY),
+			    UVERBS_ATTR_PTR_IN(VHCA_IB_ATTR_MR_ALLOC_IOVA,
+					       UVERBS_ATTR_TYPE(u64), UA_MANDATORY),
+			    VHCA_UAPI_ACCESS(VHCA_IB_ATTR_MR_ALLOC_ACCESS),
+			    UVERBS_ATTR_PTR_IN(VHCA_IB_ATTR_MR_ALLOC_KEY,
+					       UVERBS_ATTR_TYPE(u32), UA_OPTIONAL),
+			    VHCA_UAPI_KEY_OUT(VHCA_IB_ATTR_MR_ALLOC_RESP_LKEY),
+			    VHCA_UAPI_KEY_OUT(VHCA_IB_ATTR_MR_ALLOC_RESP_RKEY),
+			    UVERBS_ATTR_PTR_OUT(VHCA_IB_ATTR_MR_ALLOC_RESP_MMAP_OFFSET,
+						UVERBS_ATTR_TYPE(u64), UA_MANDATORY),
+			    UVERBS_ATTR_PTR_OUT(VHCA_IB_ATTR_MR_ALLOC_RESP_BLOCKS,
+						UVERBS_ATTR_TYPE(u32), UA_MANDATORY));
+
 ADD_UVERBS_METHODS(vhca_uapi_mr, UVERBS_OBJECT_MR,
 		   &UVERBS_METHOD(VHCA_IB_METHOD_MR_REG_IOV),
-		   &UVERBS_METHOD(VHCA_IB_METHOD_MR_REG_INDIRECT));
+		   &UVERBS_METHOD(VHCA_IB_METHOD_MR_REG_INDIRECT),
+		   &UVERBS_METHOD(VHCA_IB_METHOD_MR_ALLOC));
 
 /* ib_device.driver_def of every vhca device. */
 const struct uapi_definition vhca_uapi_defs[] = {

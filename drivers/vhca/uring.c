@@ -37,9 +37,16 @@
 
 #include "vhca_loc.h"
 
+/*
+ * What an mmap offset of a context maps: a ring (@buf, vmalloc_user
+ * memory) or the pages of an allocated MR (@pages, alloc.c; the entry
+ * holds one reference on each).
+ */
 struct vhca_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	void *buf;
+	struct page **pages;
+	unsigned long npages;
 };
 
 static struct vhca_mmap_entry *
@@ -83,17 +90,33 @@ void vhca_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/* An allocated MR's pages: the whole of them, at once. */
+static int vhca_mmap_pages(struct vm_area_struct *vma,
+			   struct vhca_mmap_entry *entry)
+{
+	unsigned long num = vma_pages(vma);
+
+	if (num != entry->npages)
+		return -EINVAL;
+	return vm_insert_pages(vma, vma->vm_start, entry->pages, &num);
+}
+
 /**
- * vhca_mmap - map a ring into the process
- * @ibuc: the context the ring belongs to
- * @vma: the mapping; its offset is the one a create verb returned
+ * vhca_mmap - map a ring, or an allocated MR's pages, into the process
+ * @ibuc: the context the ring or MR belongs to
+ * @vma: the mapping; its offset is the one a create verb or MR_ALLOC
+ *	returned
  *
- * Return: 0; -EINVAL for an offset no live ring has, or a mapping larger
- * than the ring or not shared (remap_vmalloc_range() checks the size).
+ * Both kinds of mapping hold a reference on each page they map.
+ *
+ * Return: 0; -EINVAL for an offset nothing live has, a mapping that is
+ * not shared, larger than a ring (remap_vmalloc_range() checks the size)
+ * or not exactly an MR's size; or the error of inserting the pages.
  */
 int vhca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rdma;
+	struct vhca_mmap_entry *entry;
 	int err;
 
 	if (!(vma->vm_flags & VM_SHARED))
@@ -101,24 +124,70 @@ int vhca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	rdma = rdma_user_mmap_entry_get(ibuc, vma);
 	if (!rdma)
 		return -EINVAL;
-	err = remap_vmalloc_range(vma, to_vhca_mmap_entry(rdma)->buf, 0);
+	entry = to_vhca_mmap_entry(rdma);
+	if (entry->pages)
+		err = vhca_mmap_pages(vma, entry);
+	else
+		err = remap_vmalloc_range(vma, entry->buf, 0);
 	rdma_user_mmap_entry_put(rdma);
 	return err;
 }
 
 /**
- * vhca_mmap_free - the last reference to a ring's entry is gone
+ * vhca_mmap_free - the last reference to an entry is gone
  * @rdma: the entry
  *
- * Frees the ring's memory: no mapping can be made any more, and the
- * pages of existing mappings are held by those mappings.
+ * Frees the ring's memory, or drops the entry's references on an MR's
+ * pages: no mapping can be made any more, and the pages of existing
+ * mappings are held by those mappings.
  */
 void vhca_mmap_free(struct rdma_user_mmap_entry *rdma)
 {
 	struct vhca_mmap_entry *entry = to_vhca_mmap_entry(rdma);
+	unsigned long i;
 
+	if (entry->pages) {
+		for (i = 0; i < entry->npages; i++)
+			put_page(entry->pages[i]);
+		kvfree(entry->pages);
+	}
 	vfree(entry->buf);
 	kfree(entry);
+}
+
+/**
+ * vhca_mmap_pages_insert - offer pages to be mapped through a context
+ * @ibuc: the context
+ * @pages: @npages pages, one reference on each, in a kvmalloc'ed array;
+ *	the entry owns both from a successful return
+ * @npages: at least 1
+ * @offset: out, the mmap offset
+ *
+ * Return: the entry, to be removed with rdma_user_mmap_entry_remove()
+ * when the pages may no longer be mapped; or an ERR_PTR (-ENOMEM, or
+ * ib_core's error), @pages then still the caller's.
+ */
+struct rdma_user_mmap_entry *vhca_mmap_pages_insert(struct ib_ucontext *ibuc,
+						    struct page **pages,
+						    unsigned long npages,
+						    u64 *offset)
+{
+	struct vhca_mmap_entry *entry;
+	int err;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return ERR_PTR(-ENOMEM);
+	entry->pages = pages;
+	entry->npages = npages;
+	err = rdma_user_mmap_entry_insert(ibuc, &entry->rdma,
+					  npages << PAGE_SHIFT);
+	if (err) {
+		kfree(entry);
+		return ERR_PTR(err);
+	}
+	*offset = rdma_user_mmap_get_offset(&entry->rdma);
+	return &entry->rdma;
 }
 
 /**

@@ -573,6 +573,8 @@ struct vhca_qp {
  *	for others): the hidden user MR of each piece, under @base_mr, an
  *	indirect key; deregistered after it
  * @nparts: entries of @parts
+ * @alloc: allocated MRs only (alloc.c; NULL for others): the memory the
+ *	kernel allocated for the MR, given back after its dereg
  */
 struct vhca_mr {
 	struct ib_mr ibmr;
@@ -583,6 +585,7 @@ struct vhca_mr {
 	u32 max_pages;
 	struct mrc_mr **parts;
 	u32 nparts;
+	struct vhca_alloc *alloc;
 };
 
 /**

@@ -225,6 +225,14 @@ int vhca_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 		   u32 flags, struct ib_sge *sg_list, u32 num_sge,
 		   struct uverbs_attr_bundle *attrs);
 
+/* alloc.c */
+struct mrc_mr *vhca_amr_register(struct vhca_mr *mr, struct vhca_pd *pd,
+				 struct ib_ucontext *ibuc,
+				 struct mrc_reg_attr *attr, u64 length,
+				 u64 *offset);
+void vhca_amr_free(struct vhca_mr *mr);
+u32 vhca_amr_blocks(const struct vhca_mr *mr);
+
 /* uapi.c */
 /*
  * ib_core exports these three (EXPORT_SYMBOL in 6.1's restrack.c) but
@@ -305,6 +313,10 @@ int vhca_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void vhca_dealloc_ucontext(struct ib_ucontext *ibuc);
 void vhca_disassociate_ucontext(struct ib_ucontext *ibuc);
 int vhca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+struct rdma_user_mmap_entry *vhca_mmap_pages_insert(struct ib_ucontext *ibuc,
+						    struct page **pages,
+						    unsigned long npages,
+						    u64 *offset);
 void vhca_mmap_free(struct rdma_user_mmap_entry *rdma);
 int vhca_uring_init(struct vhca_uring *r, struct ib_udata *udata, u32 nelem,
 		    size_t elem_size, struct mminfo *mi);

@@ -25,6 +25,7 @@
 /* Bounds every method checks (QUERY reports the same numbers). */
 #define VHCA_UAPI_MAX_IOV	256	/* REG_IOV entries */
 #define VHCA_UAPI_MAX_RANGES	4096	/* REG_INDIRECT ranges, after expansion */
+#define VHCA_UAPI_MAX_ALLOC	(1ULL << 30)	/* MR_ALLOC bytes */
 
 /* Methods on UVERBS_OBJECT_DEVICE. */
 enum vhca_ib_device_methods {
@@ -45,6 +46,7 @@ enum vhca_ib_query_attrs {
  * @max_mkeys: key slots of the device: a requested key's index (key >> 8)
  *	is below this, and not 0
  * @reserved: 0
+ * @max_alloc: VHCA_UAPI_MAX_ALLOC
  */
 struct vhca_uapi_caps {
 	__u32 abi_version;
@@ -53,12 +55,14 @@ struct vhca_uapi_caps {
 	__u32 max_indirect_depth;
 	__u32 max_mkeys;
 	__u32 reserved;
+	__aligned_u64 max_alloc;
 };
 
 /* Methods on UVERBS_OBJECT_MR. */
 enum vhca_ib_mr_methods {
 	VHCA_IB_METHOD_MR_REG_IOV = (1U << UVERBS_ID_NS_SHIFT),
 	VHCA_IB_METHOD_MR_REG_INDIRECT,
+	VHCA_IB_METHOD_MR_ALLOC,
 };
 
 /**
@@ -139,6 +143,29 @@ enum vhca_ib_reg_indirect_attrs {
 	VHCA_IB_ATTR_REG_INDIRECT_KEY,		/* in: u32, optional */
 	VHCA_IB_ATTR_REG_INDIRECT_RESP_LKEY,	/* out: u32 */
 	VHCA_IB_ATTR_REG_INDIRECT_RESP_RKEY,	/* out: u32 */
+};
+
+/*
+ * MR_ALLOC: the kernel allocates LENGTH bytes (whole pages, zeroed) in
+ * physically contiguous blocks, the largest orders first, registers them
+ * at IOVA (ZERO_BASED: 0) so the MR needs the fewest translation entries,
+ * and returns an mmap offset of the context's cmd_fd through which the
+ * caller maps them (MAP_SHARED, exactly LENGTH bytes rounded up to pages;
+ * libvhca maps them at IOVA). The pages are charged to the caller's
+ * RLIMIT_MEMLOCK (pinned_vm) until the MR is deregistered; a mapping
+ * keeps its pages until it is unmapped. ACCESS: no ON_DEMAND.
+ */
+enum vhca_ib_mr_alloc_attrs {
+	VHCA_IB_ATTR_MR_ALLOC_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	VHCA_IB_ATTR_MR_ALLOC_PD_HANDLE,
+	VHCA_IB_ATTR_MR_ALLOC_LENGTH,		/* in: u64, 1 .. MAX_ALLOC */
+	VHCA_IB_ATTR_MR_ALLOC_IOVA,		/* in: u64 */
+	VHCA_IB_ATTR_MR_ALLOC_ACCESS,		/* in: flags, enum ib_uverbs_access_flags */
+	VHCA_IB_ATTR_MR_ALLOC_KEY,		/* in: u32, optional */
+	VHCA_IB_ATTR_MR_ALLOC_RESP_LKEY,	/* out: u32 */
+	VHCA_IB_ATTR_MR_ALLOC_RESP_RKEY,	/* out: u32 */
+	VHCA_IB_ATTR_MR_ALLOC_RESP_MMAP_OFFSET,	/* out: u64 */
+	VHCA_IB_ATTR_MR_ALLOC_RESP_BLOCKS,	/* out: u32, contiguous blocks */
 };
 
 #endif /* _UAPI_RDMA_VHCA_USER_IOCTL_H */
