@@ -70,7 +70,7 @@ static int vhca_alloc_charge(struct vhca_alloc *a)
  */
 static struct page *vhca_alloc_block(unsigned int order)
 {
-	gfp_t gfp = GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN;
+	gfp_t gfp = GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN | __GFP_ACCOUNT;
 
 	gfp |= order ? __GFP_NORETRY : __GFP_RETRY_MAYFAIL;
 	return alloc_pages(gfp, order);
