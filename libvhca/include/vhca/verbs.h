@@ -38,6 +38,7 @@ extern "C" {
  * @max_indirect_depth: how deep indirect keys nest
  * @max_mkeys: key slots: a requested key's index (key >> 8) is in
  *	[1, max_mkeys)
+ * @max_alloc: most bytes of vhcav_alloc_mr()
  */
 struct vhcav_caps {
 	uint32_t abi_version;
@@ -45,6 +46,7 @@ struct vhcav_caps {
 	uint32_t max_ranges;
 	uint32_t max_indirect_depth;
 	uint32_t max_mkeys;
+	uint64_t max_alloc;
 };
 
 /* 1 if @ctx is a vhca device, else 0 (errno untouched). */
@@ -149,6 +151,19 @@ struct ibv_mr *vhcav_reg_interleaved(struct ibv_pd *pd,
 				     const struct vhcav_interleaved *cols,
 				     unsigned int n, uint32_t repeat,
 				     uint64_t iova, int access, uint32_t key);
+
+/*
+ * Memory for an MR, allocated by the kernel (seed 002's
+ * IBV_ACCESS_ALLOCATE_MR): @length bytes (rounded up to pages), zeroed,
+ * in physically contiguous blocks, the largest first, so the MR needs
+ * the fewest translation entries. The memory is mapped into the caller
+ * at mr->addr (aligned to the largest block) and registered there with
+ * @access (no ON_DEMAND) and @key as vhcav_reg_mr_key(). It is charged
+ * to RLIMIT_MEMLOCK; vhcav_dereg_mr() unmaps and frees it. At most
+ * max_alloc bytes.
+ */
+struct ibv_mr *vhcav_alloc_mr(struct ibv_pd *pd, size_t length, int access,
+			      uint32_t key);
 
 /*
  * Deregister an MR made by this library. 0 or an errno value: EINVAL for
