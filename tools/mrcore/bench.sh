@@ -37,9 +37,16 @@
 #    One table with the ratio vhca/rxe and the targets of the issue
 #    (bandwidth at least 10x rxe0's, latency at most a fifth) read out as
 #    met or not met: a read-out, not a check.
+# 5. User-space registration (ureg_bench, in the chroot too), vhca0 beside
+#    rxe0: ibv_reg_mr + ibv_dereg_mr at 4 KiB, 2 MiB, 64 MiB and 1 GiB,
+#    ODP registration of 1 GiB (rxe 6.1 refuses ODP), and 64 MiB made
+#    ready for RDMA by mmap + populate + ibv_reg_mr against libvhca's
+#    vhcav_alloc_mr (vhca only). A table with the ratio vhca/rxe (below 1:
+#    vhca is faster) and the target of issue 19 (vhca no slower than rxe
+#    at any size) read out.
 #
 # BENCH_PARTS (vmtest.sh passes it as mrcore.bench=) names the parts to
-# run, of "mr fmr nvmeof perftest" (the default: all four).
+# run, of "mr fmr nvmeof perftest ureg" (the default: all five).
 #
 # These are measurements: nothing is compared with a threshold. A figure
 # that cannot be measured reads n/a and its part prints a "not ok" line
@@ -53,7 +60,7 @@ cd "${MRC_SELFTESTS:-$BENCH_DIR/../testing/selftests/mrcore}" || exit 1
 . ./nvmeof.sh
 . ./user_lib.sh
 
-BENCH_PARTS=${BENCH_PARTS:-mr fmr nvmeof perftest}
+BENCH_PARTS=${BENCH_PARTS:-mr fmr nvmeof perftest ureg}
 RUNTIME=${BENCH_RUNTIME:-10}
 
 MR_VHCA=vhca0
@@ -167,8 +174,8 @@ mr_bench_part() {
 
 for p in $BENCH_PARTS; do
 	case "$p" in
-	mr | fmr | nvmeof | perftest) ;;
-	*) t_fail "bench: BENCH_PARTS" "unknown part $p (mr, fmr, nvmeof, perftest)" ;;
+	mr | fmr | nvmeof | perftest | ureg) ;;
+	*) t_fail "bench: BENCH_PARTS" "unknown part $p (mr, fmr, nvmeof, perftest, ureg)" ;;
 	esac
 done
 
@@ -571,3 +578,83 @@ perftest_part() {
 }
 
 bench_part perftest && perftest_part
+
+# --- User-space registration: ureg_bench ------------------------------------
+
+# Options of ureg_bench, e.g. "-s 0.1" for a tenth of the rounds.
+UREG_BENCH_ARGS=${UREG_BENCH_ARGS:-}
+
+# ureg_fig DEV WHAT SIZE: a figure of ureg_bench's output for DEV ("n/a"
+# when it has none, "refused" when DEV refused it).
+ureg_fig() {
+	awk -v w="$2" -v s="$3" '$3 == w && $4 == s {print $5; f = 1}
+				 END {if (!f) print "n/a"}' "/tmp/ureg_$1"
+}
+
+# ureg_row LABEL WHAT SIZE: one table row, rxe0 beside vhca0.
+ureg_row() {
+	local r v ratio read=-
+	r=$(ureg_fig rxe0 "$2" "$3")
+	v=$(ureg_fig vhca0 "$2" "$3")
+	ratio=n/a
+	case "$r:$v" in
+	*n/a* | *refused*) ;;
+	*) ratio=$(nv_ratio "$v" "$r")
+	   read=$(awk -v a="$v" -v b="$r" 'BEGIN {print (a <= b) ? "met" : "not met"}') ;;
+	esac
+	[ "$2" = reg+dereg ] || read=-
+	printf "| %-32s | %10s | %10s | %8s | %-8s |\n" "$1" "$r" "$v" "$ratio" "$read"
+}
+
+ureg_part() {
+	local t0 out d
+	t0=$(date +%s)
+	modprobe crc32_generic 2>/dev/null
+	if ! modprobe rdma_rxe || ! load_mrcore; then
+		t_fail "bench: ureg: modules load" "rdma_rxe, mrcore or vhca"
+		return 1
+	fi
+	if ! out=$(mrc_root_up 2>&1); then
+		t_fail "bench: ureg: the host's root in a chroot" "$(echo "$out" | tail -1)"
+		return 1
+	fi
+	for d in rxe:rxe0:urr0:10.96.0.1 vhca:vhca0:urv0:10.97.0.1; do
+		set -- $(echo "$d" | tr : ' ')
+		if ! out=$(run_for $((PROGRESS_TMO + 30)) rdma_link_up "$1" "$2" "$3" "$4"); then
+			t_fail "bench: ureg: rdma link add $2" "$(echo "$out" | tail -1)"
+			return 1
+		fi
+	done
+	cp "$BENCH_DIR/ureg_bench" "$MRC_ROOT/tmp/ureg_bench"
+	for d in rxe0 vhca0; do
+		# UREG_BENCH_ARGS is split into words on purpose.
+		# shellcheck disable=SC2086
+		if run_for 1800 mrc_chroot /tmp/ureg_bench -d $d $UREG_BENCH_ARGS > /tmp/ureg_$d 2>&1; then
+			t_ok "bench: ureg: ureg_bench on $d"
+		else
+			t_fail "bench: ureg: ureg_bench on $d" "$(tail -1 /tmp/ureg_$d)"
+		fi
+		sed 's/^/bench: /' /tmp/ureg_$d
+	done
+
+	echo "bench: user-space registration (ureg_bench, Debian's libibverbs with librxe, libvhca), mean us per operation"
+	echo "bench: ratio = vhca / rxe (below 1: vhca faster); target of issue 19: vhca no slower at any size"
+	echo "| operation                        |    rxe us |   vhca us | vhca/rxe | read-out |"
+	echo "|----------------------------------|-----------:|-----------:|---------:|----------|"
+	ureg_row "ibv_reg_mr+dereg 4 KiB" reg+dereg 4K
+	ureg_row "ibv_reg_mr+dereg 2 MiB" reg+dereg 2M
+	ureg_row "ibv_reg_mr+dereg 64 MiB" reg+dereg 64M
+	ureg_row "ibv_reg_mr+dereg 1 GiB" reg+dereg 1G
+	ureg_row "ODP reg+dereg 1 GiB" odp 1G
+	ureg_row "64 MiB mmap+populate+reg" alloc-plain 64M
+	ureg_row "64 MiB vhcav_alloc_mr" alloc-vhcav 64M
+
+	t_eval "bench: ureg: vhca0 idle after the program exited" \
+		"wait_for $PROGRESS_TMO vhca_idle vhca0 || vhca_idle vhca0"
+	t_eval "bench: ureg: rxe0 and vhca0 removed, modules unloaded" \
+		"rdma_link_down rxe0 urr0 && rdma_link_down vhca0 urv0 && unload_mrcore"
+	mrc_root_down
+	echo "bench: ureg part took $(($(date +%s) - t0)) s"
+}
+
+bench_part ureg && ureg_part
