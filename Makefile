@@ -3,7 +3,10 @@
 # Out-of-tree kbuild wrapper. "make" builds mrcore.ko, vhca.ko and
 # mrcore_test.ko for the running kernel (any 6.1 build whose headers are
 # installed), "make install" installs them into its extra/ and runs
-# depmod for that kernel. KDIR names another kernel's build tree.
+# depmod for that kernel, then installs libvhca ("make install-lib":
+# the library, its header, pkg-config file and man pages under PREFIX,
+# /usr/local by default, and DESTDIR; no kernel headers needed). KDIR
+# names another kernel's build tree.
 #
 # Nothing here installs anything or asks apt: the test, sparse, bench and
 # demo targets call scripts/, which install what they need (scripts/deps.sh)
@@ -24,8 +27,8 @@ KRELEASE = $(shell awk '/define UTS_RELEASE/ {gsub(/"/, "", $$3); print $$3}' $(
 # Our sources, for checkpatch; evaluated only by its recipe.
 SRCS = $(shell find drivers include kunit tools -name '*.[ch]' ! -name '*.mod.c' 2>/dev/null | sort)
 
-.PHONY: all modules kdir clean install sparse checkpatch kunit vmtest \
-	bench demo check help
+.PHONY: all modules kdir clean install lib install-lib sparse checkpatch \
+	kunit vmtest bench demo check help
 
 all: modules
 
@@ -44,10 +47,18 @@ modules: kdir
 
 clean: kdir
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(MAKE) -C libvhca clean
 
-install: modules
+install: modules install-lib
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=extra modules_install
 	depmod -a $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KRELEASE)
+
+# libvhca, the user-space library (needs libibverbs-dev).
+lib:
+	$(MAKE) -C libvhca
+
+install-lib:
+	$(MAKE) -C libvhca install
 
 # sparse against the Debian 6.1 headers (installed on demand), or against
 # KDIR when it is given on the command line or in the environment.
@@ -75,7 +86,11 @@ check:
 help:
 	@echo "make [modules]   build mrcore.ko, vhca.ko, mrcore_test.ko (W=1) against"
 	@echo "                 KDIR=$(KDIR)"
-	@echo "make install     modules_install into extra/ and depmod for KDIR's kernel"
+	@echo "make install     modules_install into extra/ and depmod for KDIR's kernel,"
+	@echo "                 then make install-lib"
+	@echo "make lib         build libvhca (libvhca/build/)"
+	@echo "make install-lib install libvhca, its header, pkg-config file and man pages"
+	@echo "                 (PREFIX=/usr/local, DESTDIR)"
 	@echo "make clean       remove what the build left"
 	@echo "The targets below install their packages and use Debian's 6.1 kernel:"
 	@echo "make sparse      sparse (C=2) against its headers (or against KDIR=...)"
