@@ -624,6 +624,7 @@ ureg_part() {
 			t_fail "bench: ureg: rdma link add $2" "$(echo "$out" | tail -1)"
 			return 1
 		fi
+		[ "$1" = vhca ] && vhca_baseline "$2"
 	done
 	cp "$BENCH_DIR/ureg_bench" "$MRC_ROOT/tmp/ureg_bench"
 	for d in rxe0 vhca0; do
@@ -639,7 +640,7 @@ ureg_part() {
 
 	echo "bench: user-space registration (ureg_bench, Debian's libibverbs with librxe, libvhca), mean us per operation"
 	echo "bench: ratio = vhca / rxe (below 1: vhca faster); target of issue 19: vhca no slower at any size"
-	echo "| operation                        |    rxe us |   vhca us | vhca/rxe | read-out |"
+	echo "| operation                        |     rxe us |    vhca us | vhca/rxe | read-out |"
 	echo "|----------------------------------|-----------:|-----------:|---------:|----------|"
 	ureg_row "ibv_reg_mr+dereg 4 KiB" reg+dereg 4K
 	ureg_row "ibv_reg_mr+dereg 2 MiB" reg+dereg 2M
