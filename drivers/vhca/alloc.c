@@ -5,8 +5,9 @@
  * and lets the caller map it, so the MR is built from physically
  * contiguous blocks and needs the fewest translation entries.
  *
- * Blocks are taken the largest order first (up to MAX_ORDER - 1, never
- * more than what is left), dropping an order when the buddy allocator
+ * Blocks are taken the largest order first (up to MAX_ORDER - 1 and the
+ * DMA device's largest mapping, never more than what is left), dropping
+ * an order when the buddy allocator
  * has none free, down to single pages: a fragmented machine gives more,
  * smaller blocks, never a failure while pages are free. Every block is
  * zeroed and split into single pages, so each page has its own reference
@@ -91,6 +92,8 @@ static void vhca_alloc_unmap(struct vhca_alloc *a, unsigned int n)
  */
 static int vhca_alloc_fill(struct vhca_alloc *a, struct page **pages)
 {
+	/* No block larger than one DMA mapping may be (swiotlb's slots). */
+	size_t max_map = dma_max_mapping_size(a->dma_dev);
 	unsigned int order = MAX_ORDER - 1;
 	unsigned long done = 0, i;
 	struct page *page;
@@ -98,6 +101,8 @@ static int vhca_alloc_fill(struct vhca_alloc *a, struct page **pages)
 	size_t size;
 	int err;
 
+	if (max_map < (PAGE_SIZE << order))
+		order = max_map >= PAGE_SIZE ? ilog2(max_map >> PAGE_SHIFT) : 0;
 	while (done < a->npages) {
 		order = min_t(unsigned int, order, ilog2(a->npages - done));
 		page = vhca_alloc_block(order);
