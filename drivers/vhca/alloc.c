@@ -7,9 +7,9 @@
  *
  * Blocks are taken the largest order first (up to MAX_ORDER - 1 and the
  * DMA device's largest mapping, never more than what is left), dropping
- * an order when the buddy allocator
- * has none free, down to single pages: a fragmented machine gives more,
- * smaller blocks, never a failure while pages are free. Every block is
+ * an order when the buddy allocator has none free, down to single pages:
+ * a fragmented machine gives more, smaller blocks, never a failure while
+ * pages are free. Every block is
  * zeroed and split into single pages, so each page has its own reference
  * count: the mmap entry holds one on each (vhca_mmap_pages_insert()),
  * and so does every mapping of them. Each block is DMA-mapped on vhca's
