@@ -32,6 +32,8 @@
 #include <infiniband/verbs.h>
 #include <vhca/verbs.h>
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 #define MRW_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | \
 		    IBV_ACCESS_REMOTE_WRITE)
 
@@ -112,7 +114,7 @@ static void bench_sizes(struct ibv_pd *pd, const char *dev)
 	};
 	unsigned int i;
 
-	for (i = 0; i < sizeof(sz) / sizeof(sz[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(sz); i++) {
 		void *p = buf_get(sz[i].size);
 
 		if (!p) {
