@@ -107,6 +107,7 @@ static int fail(int err)
  */
 struct vhcav_ctx {
 	bool vhca;
+	bool answered;
 	struct vhcav_caps caps;
 };
 
@@ -116,17 +117,19 @@ static bool ctx_probe(struct ibv_context *ctx, struct vhcav_ctx *c)
 	struct vhcav_ioctl ioc;
 	int saved = errno;
 
-	c->vhca = false;
+	memset(c, 0, sizeof(*c));
 	if (!ctx)
 		return false;
 	ioc_init(&ioc, UVERBS_OBJECT_DEVICE, VHCA_IB_METHOD_QUERY);
 	ioc_ptr(&ioc, VHCA_IB_ATTR_QUERY_RESP, &caps, sizeof(caps));
-	if (ioc_call(ctx->cmd_fd, &ioc) ||
-	    caps.abi_version != VHCA_UAPI_ABI_VERSION) {
+	if (ioc_call(ctx->cmd_fd, &ioc)) {
 		errno = saved;
 		return false;
 	}
-	c->vhca = true;
+	/* A vhca, of this ABI or not: caps say which (vhcav_query()). */
+	c->vhca = caps.abi_version == VHCA_UAPI_ABI_VERSION;
+	c->answered = true;
+	errno = saved;
 	c->caps = (struct vhcav_caps) {
 		.abi_version = caps.abi_version,
 		.max_iov = caps.max_iov,
@@ -135,7 +138,7 @@ static bool ctx_probe(struct ibv_context *ctx, struct vhcav_ctx *c)
 		.max_mkeys = caps.max_mkeys,
 		.max_alloc = caps.max_alloc,
 	};
-	return true;
+	return c->vhca;
 }
 
 VHCAV_EXPORT int vhcav_is_vhca(struct ibv_context *ctx)
@@ -151,8 +154,12 @@ VHCAV_EXPORT int vhcav_query(struct ibv_context *ctx, struct vhcav_caps *caps)
 
 	if (!ctx || !caps)
 		return fail(EINVAL);
-	if (!ctx_probe(ctx, &c))
-		return fail(EOPNOTSUPP);
+	if (!ctx_probe(ctx, &c)) {
+		if (!c.answered)
+			return fail(EOPNOTSUPP);
+		*caps = c.caps;
+		return fail(EPROTO);
+	}
 	*caps = c.caps;
 	return 0;
 }
@@ -326,7 +333,7 @@ VHCAV_EXPORT int vhcav_advise_mr(struct ibv_pd *pd,
 		return fail(EINVAL);
 	if (!ctx_probe(pd->context, &c))
 		return fail(EOPNOTSUPP);
-	/* An attribute's length is 16 bits. */
+	/* An attribute's length is 16 bits: 4095 entries of 16 bytes. */
 	bytes = (size_t)num_sge * sizeof(*sg_list);
 	if (!sg_list || !num_sge || bytes > UINT16_MAX)
 		return fail(EINVAL);
@@ -381,7 +388,8 @@ VHCAV_EXPORT struct ibv_mr *vhcav_reg_dmabuf_mr(struct ibv_pd *pd,
 		errno = err;
 		return NULL;
 	}
-	return mr_made(m, pd, handle, (void *)(uintptr_t)iova, length, lkey,
+	/* As libibverbs' ibv_reg_dmabuf_mr() sets it: the offset. */
+	return mr_made(m, pd, handle, (void *)(uintptr_t)offset, length, lkey,
 		       rkey);
 }
 

@@ -16,6 +16,10 @@
  *
  * Thread safety: as libibverbs: calls on different objects may run
  * concurrently; calls on one MR are the caller's to serialise.
+ *
+ * Fork: libvhca does not mark registered memory MADV_DONTFORK; Linux 6.1
+ * copies pinned pages on fork (ibv_is_fork_initialized() says
+ * IBV_FORK_UNNEEDED), so ibv_fork_init() is not needed.
  */
 #ifndef VHCA_VERBS_H
 #define VHCA_VERBS_H
@@ -49,10 +53,18 @@ struct vhcav_caps {
 	uint64_t max_alloc;
 };
 
-/* 1 if @ctx is a vhca device, else 0 (errno untouched). */
+/*
+ * 1 if @ctx is a vhca device whose module speaks this library's ABI
+ * (VHCA_UAPI_ABI_VERSION), else 0 (errno untouched). Asked of the kernel
+ * on every call, as every other call asks it first.
+ */
 int vhcav_is_vhca(struct ibv_context *ctx);
 
-/* Fill @caps. 0, EOPNOTSUPP (not vhca) or the kernel's error. */
+/*
+ * Fill @caps. 0, EOPNOTSUPP (not vhca), EPROTO (a vhca module of another
+ * ABI version: @caps is filled, abi_version says which, and every other
+ * call fails with EOPNOTSUPP) or EINVAL (NULL arguments).
+ */
 int vhcav_query(struct ibv_context *ctx, struct vhcav_caps *caps);
 
 /*
@@ -72,12 +84,16 @@ int vhcav_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
  * ibv_advise_mr()'s contract: @advice IBV_ADVISE_MR_ADVICE_PREFETCH,
  * _PREFETCH_WRITE or _PREFETCH_NO_FAULT over @num_sge ranges of ODP MRs
  * of @pd; @flags 0 or IBV_ADVISE_MR_FLAG_FLUSH (the prefetch is done
- * when the call returns). 0 or an errno value.
+ * when the call returns). @num_sge 1 .. 4095 (the kernel's attribute
+ * length is 16 bits). 0 or an errno value.
  */
 int vhcav_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 
-/* ibv_reg_dmabuf_mr()'s contract. NULL and errno on failure. */
+/*
+ * ibv_reg_dmabuf_mr()'s contract (mr->addr is @offset, as libibverbs
+ * sets it). NULL and errno on failure.
+ */
 struct ibv_mr *vhcav_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 				   size_t length, uint64_t iova, int fd,
 				   int access);
@@ -121,6 +137,9 @@ struct vhcav_key_range {
  * max_indirect_depth (ELOOP past it). An access through the key meeting
  * a named MR that has been deregistered fails on the device (a remote
  * access error or a local protection error), never reaching stale pages.
+ * @n is 1 .. max_ranges, and at most 2730 (the kernel's attribute length
+ * is 16 bits, an entry 24 bytes). mr->addr is @iova, mr->length the sum
+ * of the lengths.
  */
 struct ibv_mr *vhcav_reg_indirect(struct ibv_pd *pd,
 				  const struct vhcav_key_range *ranges,
@@ -146,6 +165,8 @@ struct vhcav_interleaved {
  * each of @repeat repetitions, each of the @n columns in order gives
  * @bytes_count bytes, the column's address moving by bytes_count +
  * bytes_skip per repetition. @access and @key as vhcav_reg_indirect().
+ * @n * @repeat is 1 .. max_ranges, @n at most 2730. mr->addr is @iova,
+ * mr->length @repeat times the sum of the bytes_count.
  */
 struct ibv_mr *vhcav_reg_interleaved(struct ibv_pd *pd,
 				     const struct vhcav_interleaved *cols,
