@@ -235,7 +235,8 @@ out_release_umem:
  * Return: 0; -EINVAL for no flag or an unknown one, a bad @pd or @access,
  * TRANS on an MR that is not a user MR, a ZERO_BASED change without
  * TRANS, or a range mrc_reg_user_mr() would refuse; -EOPNOTSUPP for an
- * ODP, dma-buf or indirect MR; -EACCES when write
+ * ODP, dma-buf or indirect MR; -EBUSY while memory windows are bound
+ * to @mr; -EACCES when write
  * rights are added and the memory cannot be pinned writable; otherwise the
  * errors of mrc_reg_user_mr(). On any error the old registration is
  * unchanged, valid and usable.
@@ -251,9 +252,19 @@ int mrc_rereg_user_mr(struct mrc_mr *mr, int flags, struct mrc_pd *pd,
 		return ret;
 
 	mutex_lock(&mr->lock);
+	/*
+	 * A bound window was checked against the MR's PD, rights and range
+	 * when it was bound; a rereg would change them under it (IBA: the
+	 * MR must have no window bound). Binds take this lock too.
+	 */
+	if (atomic_read(&mr->num_mw)) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
 	new.pd = flags & MRC_REREG_PD ? pd : mr->pd;
 	new.access = flags & MRC_REREG_ACCESS ? access : mr->access;
 	ret = mrc_rereg_locked(mr, flags, &new, start, length, iova);
+out_unlock:
 	mrc_dbg_mr(mr, "flags %#x: %d\n", flags, ret);
 	mutex_unlock(&mr->lock);
 	return ret;

@@ -315,7 +315,7 @@ static int UVERBS_HANDLER(VHCA_IB_METHOD_MR_REG_IOV)(struct uverbs_attr_bundle *
 				   VHCA_IB_ATTR_REG_IOV_RESP_RKEY);
 }
 
-/* RANGES: copied as they are, reserved fields 0. */
+/* RANGES: copied as they are; reserved fields 0, no empty or wrapping range. */
 static int vhca_uapi_ranges(struct uverbs_attr_bundle *attrs,
 			    struct mrc_key_range **out)
 {
@@ -333,9 +333,13 @@ static int vhca_uapi_ranges(struct uverbs_attr_bundle *attrs,
 		return -EINVAL;
 	in = uverbs_attr_get_alloced_ptr(attrs,
 					 VHCA_IB_ATTR_REG_INDIRECT_RANGES);
-	for (i = 0; i < n; i++)
-		if (in[i].reserved)
+	for (i = 0; i < n; i++) {
+		u64 end;
+
+		if (in[i].reserved || !in[i].length ||
+		    check_add_overflow(in[i].addr, in[i].length - 1, &end))
 			return -EINVAL;
+	}
 
 	ranges = kvcalloc(n, sizeof(*ranges), GFP_KERNEL);
 	if (!ranges)

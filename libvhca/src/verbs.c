@@ -251,8 +251,13 @@ VHCAV_EXPORT int vhcav_dereg_mr(struct ibv_mr *mr)
 	if (!mr)
 		return fail(EINVAL);
 	m = mr_take(mr);
-	if (!m)
-		return fail(EINVAL);
+	if (!m) {
+		struct vhcav_ctx c;
+
+		/* Every call is EOPNOTSUPP on a device that is not vhca. */
+		return fail(mr->context && !ctx_probe(mr->context, &c) ?
+			    EOPNOTSUPP : EINVAL);
+	}
 	err = cmd_dereg(mr->context->cmd_fd, mr->handle);
 	if (err) {
 		/* Still registered (windows bound): keep it ours. */
@@ -288,7 +293,8 @@ VHCAV_EXPORT int vhcav_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
 	if ((flags & IBV_REREG_MR_CHANGE_PD) &&
 	    (!pd || pd->context != mr->context))
 		return fail(EINVAL);
-	if ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && !length)
+	/* As libibverbs' ibv_rereg_mr() checks its input. */
+	if ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length))
 		return fail(EINVAL);
 
 	req.hdr.command = IB_USER_VERBS_CMD_REREG_MR;

@@ -188,8 +188,9 @@ struct ibv_mr *vhcav_alloc_mr(struct ibv_pd *pd, size_t length, int access,
 
 /*
  * Deregister an MR made by this library. 0 or an errno value: EINVAL for
- * an MR libvhca did not make (use ibv_dereg_mr()), EBUSY while memory
- * windows are bound to it (the MR stays).
+ * an MR libvhca did not make (use ibv_dereg_mr()), EOPNOTSUPP for one of
+ * a device that is not vhca, EBUSY while memory windows are bound to it
+ * (the MR stays).
  */
 int vhcav_dereg_mr(struct ibv_mr *mr);
 

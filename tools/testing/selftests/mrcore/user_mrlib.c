@@ -169,32 +169,6 @@ static void rig_teardown(struct rig *r)
 		ibv_close_device(r->ctx);
 }
 
-/* One fixture a group, so that the cases are named group.case. */
-#define RIG_FIXTURE(group)					\
-	FIXTURE(group) {					\
-		struct rig r;					\
-	};							\
-	FIXTURE_SETUP(group)					\
-	{							\
-		rig_setup(_metadata, &self->r);			\
-	}							\
-	FIXTURE_TEARDOWN(group)					\
-	{							\
-		rig_teardown(&self->r);				\
-	}
-
-/* The first statements of a test: skip when the device is not its kind. */
-#define VHCA_ONLY() do {						\
-	if (!self->r.vhca)						\
-		SKIP(return, "%s is not a vhca device", self->r.name);	\
-} while (0)
-
-#define NOT_VHCA_ONLY() do {						\
-	if (self->r.vhca)						\
-		SKIP(return, "%s is a vhca device: the notvhca cases are for the others", \
-		     self->r.name);					\
-} while (0)
-
 static void rig_pd2(struct __test_metadata *_metadata, struct rig *r)
 {
 	if (r->pd2)
@@ -406,9 +380,9 @@ static int peer_read(struct __test_metadata *_metadata, struct pair *p,
 }
 
 #define EXPECT_WC(want, got, what) do {					\
-	int __got = (got);						\
-	ASSERT_EQ(want, __got) TH_LOG("%s: %s, want %s", what,		\
-				      wc_name(__got), wc_name(want));	\
+	int __want = (want), __got = (got);				\
+	ASSERT_EQ(__want, __got) TH_LOG("%s: %s, want %s", what,	\
+					wc_name(__got), wc_name(__want)); \
 } while (0)
 
 /* A remote access through a key that must refuse it. */
@@ -477,7 +451,7 @@ static char *rdma_mrs(struct __test_metadata *_metadata, bool driver)
 	st = pclose(f);
 	ASSERT_EQ(0, st) TH_LOG("%s: status 0x%x: %.200s", cmd, st, out);
 	/* No MR at all may print nothing. */
-	c = out[strspn(out, " \n")];
+	c = out[strspn(out, "\n ")];
 	ASSERT_TRUE(c == '[' || c == '\0')
 		TH_LOG("%s: not a JSON array: %.200s", cmd, out);
 	return out;
@@ -544,7 +518,12 @@ static long long mr_attr(struct __test_metadata *_metadata, uint32_t lkey,
 		if (mr_field(rec, end, "lkey", 16, &v) && v == lkey &&
 		    mr_field(rec, end, "pid", 10, &pid) &&
 		    pid == (unsigned long long)getpid()) {
-			if (!mr_field(rec, end, key, 10, &ret))
+			char drv[64];
+
+			/* rdma names a driver attribute drv_NAME. */
+			snprintf(drv, sizeof(drv), "drv_%s", key);
+			if (!mr_field(rec, end, key, 10, &ret) &&
+			    !(driver && mr_field(rec, end, drv, 10, &ret)))
 				ret = -1;
 			break;
 		}
@@ -554,9 +533,9 @@ static long long mr_attr(struct __test_metadata *_metadata, uint32_t lkey,
 }
 
 #define SAME_MRS(base, what) do {					\
-	int __now = own_mrs(_metadata);					\
-	ASSERT_EQ((base), __now) TH_LOG("%s: this process has %d MRs, want %d", \
-					what, __now, (base));		\
+	int __base = (base), __now = own_mrs(_metadata);		\
+	ASSERT_EQ(__base, __now) TH_LOG("%s: this process has %d MRs, want %d", \
+					what, __now, __base);		\
 } while (0)
 
 /* ---------------------------------------------------------------- */
@@ -589,23 +568,26 @@ static void want_null(struct __test_metadata *_metadata, const char *what,
 	want_null(_metadata, what, __mr, errno, want, want2);		\
 } while (0)
 
-#define WANT_NULL(want, what, call) WANT_NULL2(want, want, what, call)
+/* @want2 -1: only @want. */
+#define WANT_NULL(want, what, call) WANT_NULL2(want, -1, what, call)
 
 /* A call returning an errno value that must be @want (or @want2). */
 #define WANT_RET2(want, want2, call, what) do {				\
-	int __ret;							\
+	int __ret, __want = (want);					\
+	const char *__what = (what);					\
 	errno = 0;							\
 	__ret = (call);							\
-	ASSERT_TRUE(__ret == (want) || __ret == (want2))		\
-		TH_LOG("%s: %s, want %s", what,				\
+	ASSERT_TRUE(__ret == __want || __ret == (want2))		\
+		TH_LOG("%s: %s, want %s", __what,			\
 		       __ret ? strerror(__ret) : "success",		\
-		       (want) ? strerror(want) : "success");		\
+		       __want ? strerror(__want) : "success");		\
 	if (__ret)							\
 		ASSERT_EQ(__ret, errno) TH_LOG("%s: returned %d, errno %d", \
-					       what, __ret, errno);	\
+					       __what, __ret, errno);	\
 } while (0)
 
-#define WANT_RET(want, call, what) WANT_RET2(want, want, call, what)
+/* @want2 -1: only @want. */
+#define WANT_RET(want, call, what) WANT_RET2(want, -1, call, what)
 
 /* The public fields of an MR, to see that a refused call left them. */
 struct mr_view {
@@ -964,12 +946,25 @@ static void dmabuf_case(struct __test_metadata *_metadata, struct rig *r,
 /* ---------------------------------------------------------------- */
 /* query                                                            */
 
-RIG_FIXTURE(query)
+FIXTURE(query) {
+	struct rig r;
+};
+
+FIXTURE_SETUP(query)
+{
+	rig_setup(_metadata, &self->r);
+}
+
+FIXTURE_TEARDOWN(query)
+{
+	rig_teardown(&self->r);
+}
 
 /* 1 on vhca, errno untouched. */
 TEST_F_TIMEOUT(query, is_vhca, T_S)
 {
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	errno = 4321;
 	ASSERT_EQ(1, vhcav_is_vhca(self->r.ctx));
 	ASSERT_EQ(4321, errno);
@@ -980,7 +975,8 @@ TEST_F_TIMEOUT(query, caps, T_S)
 {
 	struct vhcav_caps *c = &self->r.caps;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_caps(_metadata, &self->r);
 	TH_LOG("abi %u max_iov %u max_ranges %u max_indirect_depth %u max_mkeys %u",
 	       c->abi_version, c->max_iov, c->max_ranges,
@@ -995,11 +991,24 @@ TEST_F_TIMEOUT(query, caps, T_S)
 /* ---------------------------------------------------------------- */
 /* notvhca: every call on another device                            */
 
-RIG_FIXTURE(notvhca)
+FIXTURE(notvhca) {
+	struct rig r;
+};
+
+FIXTURE_SETUP(notvhca)
+{
+	rig_setup(_metadata, &self->r);
+}
+
+FIXTURE_TEARDOWN(notvhca)
+{
+	rig_teardown(&self->r);
+}
 
 TEST_F_TIMEOUT(notvhca, is_vhca, T_S)
 {
-	NOT_VHCA_ONLY();
+	if (self->r.vhca)
+		SKIP(return, "%s is vhca: notvhca cases are for the others", self->r.name);
 	errno = 4321;
 	ASSERT_EQ(0, vhcav_is_vhca(self->r.ctx));
 	ASSERT_EQ(4321, errno);
@@ -1010,7 +1019,8 @@ TEST_F_TIMEOUT(notvhca, query, T_S)
 {
 	struct vhcav_caps caps, was;
 
-	NOT_VHCA_ONLY();
+	if (self->r.vhca)
+		SKIP(return, "%s is vhca: notvhca cases are for the others", self->r.name);
 	memset(&caps, 0xa5, sizeof(caps));
 	was = caps;
 	WANT_RET(EOPNOTSUPP, vhcav_query(self->r.ctx, &caps), "vhcav_query");
@@ -1026,7 +1036,8 @@ TEST_F_TIMEOUT(notvhca, rereg, T_S)
 	struct mr_view v;
 	int base;
 
-	NOT_VHCA_ONLY();
+	if (self->r.vhca)
+		SKIP(return, "%s is vhca: notvhca cases are for the others", self->r.name);
 	area_make(_metadata, &a, 4 * PAGE, 1);
 	mr = area_mr(_metadata, r->pd, &a, ACC);
 	mr_view(mr, &v);
@@ -1051,7 +1062,8 @@ TEST_F_TIMEOUT(notvhca, advise, T_S)
 	struct area a;
 	int base;
 
-	NOT_VHCA_ONLY();
+	if (self->r.vhca)
+		SKIP(return, "%s is vhca: notvhca cases are for the others", self->r.name);
 	area_make(_metadata, &a, 4 * PAGE, 2);
 	mr = area_mr(_metadata, r->pd, &a, ACC);
 	sge.addr = (uintptr_t)a.buf;
@@ -1071,7 +1083,8 @@ TEST_F_TIMEOUT(notvhca, reg_dmabuf, T_S)
 {
 	int base, fd;
 
-	NOT_VHCA_ONLY();
+	if (self->r.vhca)
+		SKIP(return, "%s is vhca: notvhca cases are for the others", self->r.name);
 	fd = memfd_create("user_mrlib", 0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ftruncate(fd, 4 * PAGE));
@@ -1087,7 +1100,8 @@ TEST_F_TIMEOUT(notvhca, reg_mr_key, T_S)
 	struct area a;
 	int base;
 
-	NOT_VHCA_ONLY();
+	if (self->r.vhca)
+		SKIP(return, "%s is vhca: notvhca cases are for the others", self->r.name);
 	area_make(_metadata, &a, 4 * PAGE, 3);
 	base = own_mrs(_metadata);
 	WANT_NULL(EOPNOTSUPP, "vhcav_reg_mr_key (any key)",
@@ -1105,7 +1119,8 @@ TEST_F_TIMEOUT(notvhca, reg_mr_iov, T_S)
 	struct area a;
 	int base;
 
-	NOT_VHCA_ONLY();
+	if (self->r.vhca)
+		SKIP(return, "%s is vhca: notvhca cases are for the others", self->r.name);
 	area_make(_metadata, &a, 4 * PAGE, 4);
 	iov[0].iov_base = a.buf;
 	iov[0].iov_len = PAGE;
@@ -1125,7 +1140,8 @@ TEST_F_TIMEOUT(notvhca, reg_indirect, T_S)
 	struct area a;
 	int base;
 
-	NOT_VHCA_ONLY();
+	if (self->r.vhca)
+		SKIP(return, "%s is vhca: notvhca cases are for the others", self->r.name);
 	area_make(_metadata, &a, 4 * PAGE, 5);
 	in = area_mr(_metadata, self->r.pd, &a, ACC);
 	rg[0] = (struct vhcav_key_range){ in->lkey, (uintptr_t)a.buf, PAGE };
@@ -1146,7 +1162,8 @@ TEST_F_TIMEOUT(notvhca, reg_interleaved, T_S)
 	struct area a;
 	int base;
 
-	NOT_VHCA_ONLY();
+	if (self->r.vhca)
+		SKIP(return, "%s is vhca: notvhca cases are for the others", self->r.name);
 	area_make(_metadata, &a, 4 * PAGE, 6);
 	in = area_mr(_metadata, self->r.pd, &a, ACC);
 	col[0] = (struct vhcav_interleaved){ in->lkey, (uintptr_t)a.buf, 64, 64 };
@@ -1167,7 +1184,8 @@ TEST_F_TIMEOUT(notvhca, dereg, T_S)
 	struct area a;
 	int base;
 
-	NOT_VHCA_ONLY();
+	if (self->r.vhca)
+		SKIP(return, "%s is vhca: notvhca cases are for the others", self->r.name);
 	area_make(_metadata, &a, 4 * PAGE, 7);
 	mr = area_mr(_metadata, self->r.pd, &a, ACC);
 	base = own_mrs(_metadata);
@@ -1181,7 +1199,19 @@ TEST_F_TIMEOUT(notvhca, dereg, T_S)
 /* ---------------------------------------------------------------- */
 /* rereg                                                            */
 
-RIG_FIXTURE(rereg)
+FIXTURE(rereg) {
+	struct rig r;
+};
+
+FIXTURE_SETUP(rereg)
+{
+	rig_setup(_metadata, &self->r);
+}
+
+FIXTURE_TEARDOWN(rereg)
+{
+	rig_teardown(&self->r);
+}
 
 /* The kernel's view of the MR: listed with the length the MR says. */
 static void listed_as(struct __test_metadata *_metadata, const char *what,
@@ -1203,7 +1233,8 @@ TEST_F_TIMEOUT(rereg, trans, T_S)
 	struct ibv_mr *mr;
 	int ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &ar[0], 4 * PAGE, 10);
 	area_make(_metadata, &ar[1], 8 * PAGE, 11);
@@ -1231,7 +1262,8 @@ TEST_F_TIMEOUT(rereg, pd, T_S)
 	struct area a;
 	int ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	rig_pair2(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 20);
@@ -1262,7 +1294,8 @@ TEST_F_TIMEOUT(rereg, access, T_S)
 	struct area a;
 	int ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 30);
 	mr = area_mr(_metadata, r->pd, &a, ACC);
@@ -1302,7 +1335,8 @@ TEST_F_TIMEOUT(rereg, all, T_S)
 	struct ibv_mr *mr;
 	int ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	rig_pair2(_metadata, r);
 	area_make(_metadata, &ar[0], 4 * PAGE, 40);
@@ -1341,7 +1375,8 @@ TEST_F_TIMEOUT(rereg, refused_bad_flags, T_S)
 	struct area a;
 	int base;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 50);
 	mr = area_mr(_metadata, r->pd, &a, ACC);
@@ -1381,7 +1416,8 @@ TEST_F_TIMEOUT(rereg, refused_odp, T_S)
 	struct area a, b;
 	int base;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	rig_pd2(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 60);
@@ -1421,7 +1457,8 @@ TEST_F_TIMEOUT(rereg, refused_dmabuf, T_S)
 	int base, ret;
 	uint8_t *cpu;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	if (!dbuf_have(kind))
 		SKIP(return, "no dma-buf exporter (/dev/udmabuf, /dev/%s)",
 		     MRCT_DEV_NAME);
@@ -1469,7 +1506,8 @@ TEST_F_TIMEOUT(rereg, refused_indirect, T_S)
 	struct mr_view v;
 	int base, ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 80);
 	area_make(_metadata, &b, 4 * PAGE, 81);
@@ -1513,7 +1551,8 @@ TEST_F_TIMEOUT(rereg, refused_windows_bound, T_S)
 	struct area a, b;
 	int base;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 90);
 	area_make(_metadata, &b, 4 * PAGE, 91);
@@ -1561,7 +1600,8 @@ TEST_F_TIMEOUT(rereg, refused_keeps_mr, T_S)
 	uint8_t *hole;
 	int base, ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 100);
 	mr = area_mr(_metadata, r->pd, &a, ACC);
@@ -1587,7 +1627,19 @@ TEST_F_TIMEOUT(rereg, refused_keeps_mr, T_S)
 /* ---------------------------------------------------------------- */
 /* advise                                                           */
 
-RIG_FIXTURE(advise)
+FIXTURE(advise) {
+	struct rig r;
+};
+
+FIXTURE_SETUP(advise)
+{
+	rig_setup(_metadata, &self->r);
+}
+
+FIXTURE_TEARDOWN(advise)
+{
+	rig_teardown(&self->r);
+}
 
 #define ODP_PAGES	16
 
@@ -1667,7 +1719,8 @@ static void advise_case(struct __test_metadata *_metadata, struct rig *r,
 /* PREFETCH, queued: the pages get mapped; an RDMA READ then never faults. */
 TEST_F_TIMEOUT(advise, prefetch, T_S)
 {
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	advise_case(_metadata, &self->r, IBV_ADVISE_MR_ADVICE_PREFETCH, 0,
 		    IBV_WR_RDMA_READ, 110);
 }
@@ -1675,7 +1728,8 @@ TEST_F_TIMEOUT(advise, prefetch, T_S)
 /* PREFETCH_WRITE, queued: mapped writable; an RDMA WRITE then never faults. */
 TEST_F_TIMEOUT(advise, prefetch_write, T_S)
 {
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	advise_case(_metadata, &self->r, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, 0,
 		    IBV_WR_RDMA_WRITE, 120);
 }
@@ -1694,7 +1748,8 @@ TEST_F_TIMEOUT(advise, prefetch_no_fault, T_S)
 	long long f0;
 	size_t i;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	buf = map_buf(_metadata, len);
 	for (i = 0; i < ODP_PAGES; i += 2)
@@ -1729,7 +1784,8 @@ TEST_F_TIMEOUT(advise, prefetch_no_fault, T_S)
 /* FLUSH: mapped when the call returns; the first RDMA WRITE never faults. */
 TEST_F_TIMEOUT(advise, flush, T_S)
 {
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	advise_case(_metadata, &self->r, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
 		    IBV_ADVISE_MR_FLAG_FLUSH, IBV_WR_RDMA_WRITE, 140);
 }
@@ -1748,7 +1804,8 @@ TEST_F_TIMEOUT(advise, bad, T_S)
 	struct ibv_sge sge;
 	int base;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	rig_pd2(_metadata, r);
 	mr = odp_mr(_metadata, r->pd, &a, 150);
@@ -1795,12 +1852,25 @@ TEST_F_TIMEOUT(advise, bad, T_S)
 /* ---------------------------------------------------------------- */
 /* dmabuf                                                           */
 
-RIG_FIXTURE(dmabuf)
+FIXTURE(dmabuf) {
+	struct rig r;
+};
+
+FIXTURE_SETUP(dmabuf)
+{
+	rig_setup(_metadata, &self->r);
+}
+
+FIXTURE_TEARDOWN(dmabuf)
+{
+	rig_teardown(&self->r);
+}
 
 /* A udmabuf (a sealed memfd): the CPU sees the device's bytes. */
 TEST_F_TIMEOUT(dmabuf, reg, T_S)
 {
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	if (!dbuf_have(DB_UDMABUF))
 		SKIP(return, "no /dev/udmabuf (CONFIG_UDMABUF)");
 	dmabuf_case(_metadata, &self->r, DB_UDMABUF);
@@ -1809,7 +1879,8 @@ TEST_F_TIMEOUT(dmabuf, reg, T_S)
 /* mrcore_test's static exporter: the same, on any kernel. */
 TEST_F_TIMEOUT(dmabuf, reg_static, T_S)
 {
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	if (!dbuf_have(DB_MRCT))
 		SKIP(return, "no /dev/%s (mrcore_test not loaded)", MRCT_DEV_NAME);
 	dmabuf_case(_metadata, &self->r, DB_MRCT);
@@ -1824,7 +1895,8 @@ TEST_F_TIMEOUT(dmabuf, bad, T_S)
 	struct dbuf d;
 	int base, mfd;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	if (!dbuf_have(kind))
 		SKIP(return, "no dma-buf exporter (/dev/udmabuf, /dev/%s)",
 		     MRCT_DEV_NAME);
@@ -1845,8 +1917,8 @@ TEST_F_TIMEOUT(dmabuf, bad, T_S)
 		  vhcav_reg_dmabuf_mr(r->pd, 0, len, IOVA_DB + 100, d.fd, ACC));
 	WANT_NULL(EINVAL, "remote write without local write",
 		  vhcav_reg_dmabuf_mr(r->pd, 0, len, IOVA_DB, d.fd, RW | RR));
-	WANT_NULL(EOPNOTSUPP, "ON_DEMAND",
-		  vhcav_reg_dmabuf_mr(r->pd, 0, len, IOVA_DB, d.fd, ACC | ODP));
+	WANT_NULL2(EINVAL, EOPNOTSUPP, "ON_DEMAND",
+		   vhcav_reg_dmabuf_mr(r->pd, 0, len, IOVA_DB, d.fd, ACC | ODP));
 	SAME_MRS(base, "after the refused registrations");
 	close(mfd);
 	dbuf_free(&d);
@@ -1855,7 +1927,19 @@ TEST_F_TIMEOUT(dmabuf, bad, T_S)
 /* ---------------------------------------------------------------- */
 /* key: requested keys                                              */
 
-RIG_FIXTURE(key)
+FIXTURE(key) {
+	struct rig r;
+};
+
+FIXTURE_SETUP(key)
+{
+	rig_setup(_metadata, &self->r);
+}
+
+FIXTURE_TEARDOWN(key)
+{
+	rig_teardown(&self->r);
+}
 
 /* Key 0: any key; the kernel lists the MR as this process's. */
 TEST_F_TIMEOUT(key, any, T_S)
@@ -1866,7 +1950,8 @@ TEST_F_TIMEOUT(key, any, T_S)
 	struct area a;
 	int base, ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 200);
 	base = own_mrs(_metadata);
@@ -1895,7 +1980,8 @@ TEST_F_TIMEOUT(key, requested, T_S)
 	uint32_t key;
 	int i, ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 210);
 	key = free_key(_metadata, r);
@@ -1926,7 +2012,8 @@ TEST_F_TIMEOUT(key, requested_iov, T_S)
 	uint32_t key;
 	int ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &ar[0], PAGE, 220);
 	area_make(_metadata, &ar[1], PAGE, 221);
@@ -1958,7 +2045,8 @@ TEST_F_TIMEOUT(key, requested_indirect, T_S)
 	uint32_t key;
 	int ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 230);
 	in = area_mr(_metadata, r->pd, &a, ACC);
@@ -2004,7 +2092,8 @@ TEST_F_TIMEOUT(key, in_use, T_S)
 	uint32_t key;
 	int base, ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 240);
 	area_make(_metadata, &b, 4 * PAGE, 241);
@@ -2052,7 +2141,8 @@ TEST_F_TIMEOUT(key, rejected, T_S)
 	int base, i, n = 0;
 	struct area a;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_caps(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 250);
 	plain = area_mr(_metadata, r->pd, &a, ACC);
@@ -2083,7 +2173,19 @@ TEST_F_TIMEOUT(key, rejected, T_S)
 /* ---------------------------------------------------------------- */
 /* iov                                                              */
 
-RIG_FIXTURE(iov)
+FIXTURE(iov) {
+	struct rig r;
+};
+
+FIXTURE_SETUP(iov)
+{
+	rig_setup(_metadata, &self->r);
+}
+
+FIXTURE_TEARDOWN(iov)
+{
+	rig_teardown(&self->r);
+}
 
 /*
  * An iovec MR over @n (2 .. 8) pieces of the areas (@pc), at an iova
@@ -2139,7 +2241,8 @@ TEST_F_TIMEOUT(iov, one, T_S)
 	struct area a;
 	int ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 300);
 	iov = (struct iovec){ a.buf, a.len };
@@ -2169,7 +2272,8 @@ TEST_F_TIMEOUT(iov, three, T_S)
 	};
 	struct area ar[3];
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &ar[0], 2 * PAGE, 310);
 	area_make(_metadata, &ar[1], 4 * PAGE, 311);
@@ -2189,7 +2293,8 @@ TEST_F_TIMEOUT(iov, odp, T_S)
 	};
 	struct area ar[3];
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &ar[0], 2 * PAGE, 320);
 	area_make(_metadata, &ar[1], 4 * PAGE, 321);
@@ -2209,7 +2314,8 @@ TEST_F_TIMEOUT(iov, bad, T_S)
 	uint32_t i, n;
 	int base;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_caps(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 330);
 	n = r->caps.max_iov + 1;
@@ -2247,7 +2353,19 @@ TEST_F_TIMEOUT(iov, bad, T_S)
 /* ---------------------------------------------------------------- */
 /* indirect                                                         */
 
-RIG_FIXTURE(indirect)
+FIXTURE(indirect) {
+	struct rig r;
+};
+
+FIXTURE_SETUP(indirect)
+{
+	rig_setup(_metadata, &self->r);
+}
+
+FIXTURE_TEARDOWN(indirect)
+{
+	rig_teardown(&self->r);
+}
 
 /* Three ranges over two MRs, the first MR twice. */
 TEST_F_TIMEOUT(indirect, list, T_S)
@@ -2261,7 +2379,8 @@ TEST_F_TIMEOUT(indirect, list, T_S)
 	struct area ar[2];
 	int i, ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	for (i = 0; i < 2; i++) {
 		area_make(_metadata, &ar[i], 4 * PAGE, 400 + i);
@@ -2292,7 +2411,8 @@ TEST_F_TIMEOUT(indirect, strided, T_S)
 	struct area ar[2];
 	int i, j, ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	for (i = 0; i < 2; i++) {
 		area_make(_metadata, &ar[i], 4 * PAGE, 410 + i);
@@ -2337,7 +2457,8 @@ TEST_F_TIMEOUT(indirect, key_of_keys, T_S)
 	struct area ar[2];
 	int i, ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_caps(_metadata, r);
 	if (r->caps.max_indirect_depth < 2)
 		SKIP(return, "max_indirect_depth %u", r->caps.max_indirect_depth);
@@ -2386,7 +2507,8 @@ TEST_F_TIMEOUT(indirect, depth_limit, T_S)
 	struct area a;
 	int base, ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_caps(_metadata, r);
 	depth = r->caps.max_indirect_depth;
 	ASSERT_GE(64, depth) TH_LOG("max_indirect_depth %u: a chain that long is not tried",
@@ -2437,7 +2559,8 @@ TEST_F_TIMEOUT(indirect, inner_dereg, T_S)
 	uint8_t *peer_was;
 	int i, ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	for (i = 0; i < 2; i++) {
 		area_make(_metadata, &ar[i], 4 * PAGE, 440 + i);
@@ -2490,7 +2613,8 @@ TEST_F_TIMEOUT(indirect, other_pd, T_S)
 	struct area a;
 	int base;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pd2(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 450);
 	other = area_mr(_metadata, r->pd2, &a, ACC);
@@ -2521,7 +2645,8 @@ TEST_F_TIMEOUT(indirect, bad, T_S)
 	struct area a;
 	int base;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_caps(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 460);
 	in = area_mr(_metadata, r->pd, &a, ACC);
@@ -2581,7 +2706,19 @@ TEST_F_TIMEOUT(indirect, bad, T_S)
 /* ---------------------------------------------------------------- */
 /* dereg                                                            */
 
-RIG_FIXTURE(dereg)
+FIXTURE(dereg) {
+	struct rig r;
+};
+
+FIXTURE_SETUP(dereg)
+{
+	rig_setup(_metadata, &self->r);
+}
+
+FIXTURE_TEARDOWN(dereg)
+{
+	rig_teardown(&self->r);
+}
 
 /* An MR of ibv_reg_mr(): EINVAL, and it stays, in use and freeable. */
 TEST_F_TIMEOUT(dereg, foreign, T_S)
@@ -2593,7 +2730,8 @@ TEST_F_TIMEOUT(dereg, foreign, T_S)
 	struct area a;
 	int base;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 500);
 	mr = area_mr(_metadata, r->pd, &a, ACC);
@@ -2619,7 +2757,8 @@ TEST_F_TIMEOUT(dereg, windows_bound, T_S)
 	struct area a;
 	int base, ret;
 
-	VHCA_ONLY();
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
 	rig_pair(_metadata, r);
 	area_make(_metadata, &a, 4 * PAGE, 510);
 	mr = vhcav_reg_mr_key(r->pd, a.buf, a.len, (uintptr_t)a.buf,
@@ -2628,7 +2767,12 @@ TEST_F_TIMEOUT(dereg, windows_bound, T_S)
 	mw = bind_mw2(_metadata, &r->p, mr, a.buf, 2 * PAGE);
 	base = own_mrs(_metadata);
 	WANT_RET(EBUSY, vhcav_dereg_mr(mr), "vhcav_dereg_mr with a window bound");
-	SAME_MRS(base, "after the refused dereg");
+	/*
+	 * No SAME_MRS here: 6.1's ib_dereg_mr_user() takes the MR out of
+	 * restrack before the driver refuses, so rdma res stops listing an
+	 * MR that stays registered (librxe's MRs too). The traffic below
+	 * shows it is whole.
+	 */
 	layout_traffic(_metadata, &r->p, mr->lkey, mr->rkey,
 		       (uintptr_t)a.buf, &a, 1, &pc, 1, 511);
 	mt_fill(r->p.buf + SRC_OFF, PAGE, 512);
