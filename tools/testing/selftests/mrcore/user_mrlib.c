@@ -1196,6 +1196,19 @@ TEST_F_TIMEOUT(notvhca, dereg, T_S)
 	area_free(&a);
 }
 
+/* vhcav_alloc_mr: refused, nothing allocated or charged. */
+TEST_F_TIMEOUT(notvhca, alloc, T_S)
+{
+	int base;
+
+	if (self->r.vhca)
+		SKIP(return, "%s is vhca: notvhca cases are for the others", self->r.name);
+	base = own_mrs(_metadata);
+	WANT_NULL(EOPNOTSUPP, "vhcav_alloc_mr",
+		  vhcav_alloc_mr(self->r.pd, 1 << 20, ACC, 0));
+	SAME_MRS(base, "after vhcav_alloc_mr");
+}
+
 /* ---------------------------------------------------------------- */
 /* rereg                                                            */
 
@@ -1686,13 +1699,15 @@ static void advise_case(struct __test_metadata *_metadata, struct rig *r,
 			enum ibv_advise_mr_advice advice, uint32_t flags,
 			enum ibv_wr_opcode op, uint64_t seed)
 {
-	uint8_t *peer = r->p.buf + (op == IBV_WR_RDMA_READ ? RD_OFF : SRC_OFF);
 	struct ibv_sge sge;
 	struct ibv_mr *mr;
 	long long f0, pf;
 	struct area a;
+	uint8_t *peer;
 
 	rig_pair(_metadata, r);
+	/* The pair's buffer exists from rig_pair() on. */
+	peer = r->p.buf + (op == IBV_WR_RDMA_READ ? RD_OFF : SRC_OFF);
 	mr = odp_mr(_metadata, r->pd, &a, seed);
 	f0 = odp_stat(_metadata, mr, "odp_faults");
 	sge = (struct ibv_sge){ (uintptr_t)a.buf, a.len, mr->lkey };
@@ -2786,6 +2801,118 @@ TEST_F_TIMEOUT(dereg, windows_bound, T_S)
 	ASSERT_EQ(0, ret) TH_LOG("vhcav_dereg_mr once unbound: %s", strerror(ret));
 	SAME_MRS(base - 1, "after vhcav_dereg_mr");
 	area_free(&a);
+}
+
+/* ---------------------------------------------------------------- */
+/* alloc: memory the kernel allocates for an MR                     */
+
+FIXTURE(alloc) {
+	struct rig r;
+};
+
+FIXTURE_SETUP(alloc)
+{
+	rig_setup(_metadata, &self->r);
+}
+
+FIXTURE_TEARDOWN(alloc)
+{
+	rig_teardown(&self->r);
+}
+
+/* This process's pinned_vm (RLIMIT_MEMLOCK's count), in kB. */
+static long vm_pin_kb(struct __test_metadata *_metadata)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	ASSERT_LE(0, kb) TH_LOG("no VmPin in /proc/self/status");
+	return kb;
+}
+
+/*
+ * 64 MiB: zeroed, mapped at an address aligned to the largest block
+ * (4 MiB), charged to pinned_vm, at most 64 translation entries (an
+ * unfragmented VM gives 4 MiB blocks: 32 entries of 2 MiB), traffic
+ * through it; all given back at dereg.
+ */
+TEST_F_TIMEOUT(alloc, basic, T_S)
+{
+	struct rig *r = &self->r;
+	struct piece pc = { 0, PAGE, 4 * PAGE };
+	size_t len = 64UL << 20, i;
+	long long entries, blocks;
+	struct ibv_mr *mr;
+	long pin0, pin1;
+	struct area a;
+	int base;
+
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
+	rig_pair(_metadata, r);
+	base = own_mrs(_metadata);
+	pin0 = vm_pin_kb(_metadata);
+	mr = vhcav_alloc_mr(r->pd, len, ACC, 0);
+	ASSERT_NE(NULL, mr) TH_LOG("vhcav_alloc_mr: %s", strerror(errno));
+	pin1 = vm_pin_kb(_metadata);
+	EXPECT_EQ(len, mr->length);
+	EXPECT_EQ(0, (uintptr_t)mr->addr % (4UL << 20))
+		TH_LOG("addr %p not 4 MiB aligned", mr->addr);
+	EXPECT_EQ(pin0 + (long)(len >> 10), pin1)
+		TH_LOG("VmPin %ld kB before, %ld kB after", pin0, pin1);
+	for (i = 0; i < len; i++)
+		if (((uint8_t *)mr->addr)[i])
+			break;
+	EXPECT_EQ(len, i) TH_LOG("byte %zu of the new memory is not 0", i);
+	entries = mr_attr(_metadata, mr->lkey, "entries", true);
+	blocks = mr_attr(_metadata, mr->lkey, "alloc_blocks", true);
+	TH_LOG("64 MiB: %lld blocks, %lld translation entries", blocks, entries);
+	EXPECT_LT(0, entries);
+	EXPECT_GE(64, entries);
+	EXPECT_LT(0, blocks);
+
+	a.buf = mr->addr;
+	a.len = 8 * PAGE;
+	mt_fill(a.buf, a.len, 601);
+	a.want = dup_bytes(_metadata, a.buf, a.len);
+	layout_traffic(_metadata, &r->p, mr->lkey, mr->rkey,
+		       (uintptr_t)mr->addr + PAGE, &a, 1, &pc, 1, 602);
+	free(a.want);
+
+	ASSERT_EQ(0, vhcav_dereg_mr(mr));
+	SAME_MRS(base, "after vhcav_dereg_mr");
+	EXPECT_EQ(pin0, vm_pin_kb(_metadata)) TH_LOG("VmPin not given back");
+}
+
+/* Refused: nothing registered, nothing charged. */
+TEST_F_TIMEOUT(alloc, bad, T_S)
+{
+	struct ibv_pd *pd = self->r.pd;
+	struct vhcav_caps caps;
+	long pin0;
+	int base;
+
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
+	ASSERT_EQ(0, vhcav_query(self->r.ctx, &caps));
+	base = own_mrs(_metadata);
+	pin0 = vm_pin_kb(_metadata);
+	WANT_NULL(EINVAL, "length 0", vhcav_alloc_mr(pd, 0, ACC, 0));
+	WANT_NULL(EINVAL, "past max_alloc",
+		  vhcav_alloc_mr(pd, caps.max_alloc + 1, ACC, 0));
+	WANT_NULL(EINVAL, "ON_DEMAND", vhcav_alloc_mr(pd, PAGE, ACC | ODP, 0));
+	WANT_NULL(EINVAL, "remote write without local write",
+		  vhcav_alloc_mr(pd, PAGE, RW | RR, 0));
+	WANT_NULL(EKEYREJECTED, "a key of index 0",
+		  vhcav_alloc_mr(pd, PAGE, ACC, 0x42));
+	SAME_MRS(base, "after the refused allocations");
+	EXPECT_EQ(pin0, vm_pin_kb(_metadata)) TH_LOG("VmPin changed");
 }
 
 TEST_HARNESS_MAIN
