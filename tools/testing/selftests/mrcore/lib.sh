@@ -83,12 +83,19 @@ load_mrcore() {
 	elif ! builtin_module mrcore; then
 		modprobe mrcore || return 1
 	fi
-	load_vhca "$@"
+	# A vhca that does not load leaves no mrcore behind for the next
+	# script's insmod to trip over.
+	load_vhca "$@" && return 0
+	builtin_module mrcore || rmmod mrcore
+	return 1
 }
 
 # load_vhca [PARAM=VALUE...]: vhca alone (mrcore loaded), as load_mrcore
-# loads it: after an rmmod vhca, for one.
+# loads it: after an rmmod vhca, for one. vhca's driver methods (libvhca's)
+# use ib_uverbs' helpers, so ib_uverbs comes first (insmod resolves
+# nothing).
 load_vhca() {
+	modprobe ib_uverbs || return 1
 	if [ -f $MRC_KO/vhca.ko ]; then
 		insmod $MRC_KO/vhca.ko "$@"
 	else
