@@ -17,7 +17,7 @@ want=(make gcc bc bison flex libelf-dev libssl-dev kmod cpio)
 # headers our own C test programs are compiled against.
 verbs=(libibverbs1 ibverbs-providers librdmacm1 ibverbs-utils rdmacm-utils
        perftest libfabric1 libfabric-bin python3-pyverbs
-       libibverbs-dev librdmacm-dev)
+       libibverbs-dev librdmacm-dev libfabric-dev)
 case "${1:-all}" in
 build)	;;
 kunit)	want+=(python3 qemu-system-x86 linux-source-6.1 xz-utils dwarves rsync) ;;

@@ -1,0 +1,852 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * librdmacm's endpoint calls (rdma_verbs.h) over one device: user_cm.sh
+ * runs this in the host root's chroot (user_lib.sh), over vhca0 and then
+ * over rxe0, with Debian's librdmacm and librxe unchanged.
+ *
+ * Each case connects a server and a client endpoint of this one process
+ * on the device's IPv4 address: rdma_getaddrinfo() and rdma_create_ep()
+ * for both, rdma_listen() and rdma_get_request() and rdma_accept() on the
+ * server, rdma_connect() on the client in a second thread (in librdmacm's
+ * synchronous mode both rdma_connect() and rdma_accept() wait for the
+ * connection). Both endpoints are in librdmacm's default PD of the
+ * device. Then every transfer call of rdma_verbs.h moves a pattern whose
+ * bytes are checked where they must land and where they must not (the
+ * rest of each buffer keeps its old bytes), and completions are taken
+ * with rdma_get_send_comp() and rdma_get_recv_comp().
+ *
+ * Refusals: an RDMA READ or WRITE through a key whose MR lacks the remote
+ * right the operation needs (rdma_reg_msgs() gives local write only,
+ * rdma_reg_read() adds remote read, rdma_reg_write() remote write), or
+ * through the key of an MR rdma_dereg_mr() has freed, completes with
+ * IBV_WC_REM_ACCESS_ERR at the requester (IBTA 9.7.5.2.4 / o9-31: an
+ * invalid R_Key or access right is a remote access error NAK), and the
+ * target bytes stay as they were.
+ *
+ * Facts that may differ between devices without either being wrong are
+ * logged as "observed: NAME=VALUE" lines: user_cm.sh compares them across
+ * vhca0 and rxe0 and prints any difference.
+ *
+ * Environment: MRC_UDEV (device, default vhca0), MRC_UADDR (its IPv4
+ * address, required), MRC_UPORT (the RDMA CM port, default 20886).
+ */
+#define _GNU_SOURCE
+#include "kselftest_harness.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <netinet/in.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+#define PAGE		4096UL
+#define BUF_LEN		(16 * PAGE)
+#define T_S		120	/* per test: TCG, a debug kernel */
+#define UD_GRH		40	/* the GRH ahead of every UD receive */
+#define UD_LEN		512	/* fits the 1024-byte path MTU */
+#define INLINE_LEN	64
+
+enum cm_mode {
+	CM_RC,		/* QPs made by rdma_create_ep() / rdma_get_request() */
+	CM_RC_SRQ,	/* the client's QP receives through its SRQ */
+	CM_UD,		/* RDMA_PS_UDP: SIDR, then UD sends */
+};
+
+struct rig {
+	const char *dev;
+	const char *addr;
+	const char *port;
+	struct rdma_addrinfo *lres, *cres;
+	struct rdma_cm_id *listen, *srv, *cli;
+	__u8 *sbuf, *cbuf;	/* the server's and the client's, BUF_LEN */
+	struct ibv_ah *ah;	/* CM_UD: the client's to the server */
+	__u32 remote_qpn;	/* CM_UD: the server's QP */
+};
+
+FIXTURE(cm) {
+	struct rig r;
+};
+
+FIXTURE_SETUP(cm)
+{
+	struct rig *r = &self->r;
+
+	r->dev = getenv("MRC_UDEV") ?: "vhca0";
+	r->addr = getenv("MRC_UADDR");
+	r->port = getenv("MRC_UPORT") ?: "20886";
+	/* The runner gives the address: without it nothing can be tested. */
+	ASSERT_NE(NULL, r->addr) TH_LOG("MRC_UADDR is not set");
+}
+
+/* Best effort: a failed test leaves the rest to its process's exit. */
+FIXTURE_TEARDOWN(cm)
+{
+	struct rig *r = &self->r;
+
+	if (r->ah)
+		ibv_destroy_ah(r->ah);
+	if (r->cli)
+		rdma_destroy_ep(r->cli);
+	if (r->srv)
+		rdma_destroy_ep(r->srv);
+	if (r->listen)
+		rdma_destroy_ep(r->listen);
+	if (r->lres)
+		rdma_freeaddrinfo(r->lres);
+	if (r->cres)
+		rdma_freeaddrinfo(r->cres);
+	if (r->sbuf)
+		munmap(r->sbuf, BUF_LEN);
+	if (r->cbuf)
+		munmap(r->cbuf, BUF_LEN);
+}
+
+/* ---------------------------------------------------------------- */
+/* Connection                                                       */
+
+struct connector {
+	struct rdma_cm_id *cli;
+	int err;		/* rdma_connect()'s errno, or 0 */
+};
+
+static void *connect_thread(void *arg)
+{
+	struct connector *c = arg;
+
+	c->err = rdma_connect(c->cli, NULL) ? errno : 0;
+	return NULL;
+}
+
+static __u8 *map_buf(struct __test_metadata *_metadata, __u8 fill)
+{
+	__u8 *b = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, b) TH_LOG("mmap: %s", strerror(errno));
+	memset(b, fill, BUF_LEN);
+	return b;
+}
+
+/* @len bytes of pattern @seed at @b: byte i is a function of (seed, i). */
+static void fill(__u8 *b, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		b[i] = (__u8)(seed * 131 + i * 7 + (i >> 8));
+}
+
+/* @len bytes at @got must be pattern @seed from its byte @from on. */
+static void is_pattern(struct __test_metadata *_metadata, const char *what,
+		       const __u8 *got, size_t len, unsigned int seed,
+		       size_t from)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (got[i] != (__u8)(seed * 131 + (from + i) * 7 +
+					((from + i) >> 8)))
+			break;
+	ASSERT_EQ(len, i) TH_LOG("%s: byte %zu of %zu is 0x%02x, not the pattern",
+				 what, i, len, got[i]);
+}
+
+/* @len bytes at @got must all be @byte (untouched fill). */
+static void is_fill(struct __test_metadata *_metadata, const char *what,
+		    const __u8 *got, size_t len, __u8 byte)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (got[i] != byte)
+			break;
+	ASSERT_EQ(len, i) TH_LOG("%s: byte %zu of %zu is 0x%02x, want 0x%02x untouched",
+				 what, i, len, got[i], byte);
+}
+
+static struct rdma_addrinfo *cm_addrinfo(struct __test_metadata *_metadata,
+					 struct rig *r, bool passive,
+					 enum cm_mode mode)
+{
+	struct rdma_addrinfo hints = {
+		.ai_flags = passive ? RAI_PASSIVE : 0,
+		.ai_port_space = mode == CM_UD ? RDMA_PS_UDP : RDMA_PS_TCP,
+		.ai_qp_type = mode == CM_UD ? IBV_QPT_UD : IBV_QPT_RC,
+	}, *res = NULL;
+	int ret;
+
+	ret = rdma_getaddrinfo(r->addr, r->port, &hints, &res);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_getaddrinfo(%s, %s%s): %s", r->addr,
+				 r->port, passive ? ", passive" : "",
+				 strerror(errno));
+	ASSERT_NE(NULL, res);
+	/* What the hints asked for, and an IPv4 address on the right side. */
+	ASSERT_EQ(AF_INET, res->ai_family);
+	ASSERT_EQ(hints.ai_port_space, res->ai_port_space);
+	ASSERT_EQ(hints.ai_qp_type, res->ai_qp_type);
+	ASSERT_NE(NULL, passive ? res->ai_src_addr : res->ai_dst_addr);
+	return res;
+}
+
+/*
+ * A server and a client endpoint of @mode, connected; the buffers mapped
+ * (server 0xa5, client 0x5a). In CM_RC_SRQ the client's endpoint is made
+ * without a QP; rdma_create_srq() gives it an SRQ and rdma_create_qp() a
+ * QP that receives through it.
+ */
+static void cm_up(struct __test_metadata *_metadata, struct rig *r,
+		  enum cm_mode mode)
+{
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 4, .max_recv_sge = 4,
+			 .max_inline_data = mode == CM_UD ? 0 : INLINE_LEN },
+		.sq_sig_all = 0,
+	};
+	struct ibv_srq_init_attr sa = {
+		.attr = { .max_wr = 16, .max_sge = 4 },
+	};
+	struct ibv_qp_init_attr lqa = qa;
+	struct connector c = { 0 };
+	pthread_t thr;
+	int ret;
+
+	r->sbuf = map_buf(_metadata, 0xa5);
+	r->cbuf = map_buf(_metadata, 0x5a);
+
+	r->lres = cm_addrinfo(_metadata, r, true, mode);
+	ret = rdma_create_ep(&r->listen, r->lres, NULL, &lqa);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_create_ep (passive): %s", strerror(errno));
+	/* Bound to the address: the listener is on the device under test. */
+	ASSERT_NE(NULL, r->listen->verbs)
+		TH_LOG("the listener bound to %s has no device", r->addr);
+	ASSERT_STREQ(r->dev, ibv_get_device_name(r->listen->verbs->device));
+	ret = rdma_listen(r->listen, 4);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_listen: %s", strerror(errno));
+
+	r->cres = cm_addrinfo(_metadata, r, false, mode);
+	ret = rdma_create_ep(&r->cli, r->cres, NULL,
+			     mode == CM_RC_SRQ ? NULL : &qa);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_create_ep (active): %s", strerror(errno));
+	ASSERT_STREQ(r->dev, ibv_get_device_name(r->cli->verbs->device));
+	if (mode == CM_RC_SRQ) {
+		ASSERT_EQ(NULL, r->cli->qp);
+		ret = rdma_create_srq(r->cli, NULL, &sa);
+		ASSERT_EQ(0, ret) TH_LOG("rdma_create_srq: %s", strerror(errno));
+		ASSERT_NE(NULL, r->cli->srq);
+		ASSERT_EQ(r->cli->pd, r->cli->srq->pd);
+		qa.qp_type = IBV_QPT_RC;
+		ret = rdma_create_qp(r->cli, NULL, &qa);
+		ASSERT_EQ(0, ret) TH_LOG("rdma_create_qp with the SRQ: %s",
+					 strerror(errno));
+		ASSERT_EQ(r->cli->srq, r->cli->qp->srq);
+	}
+	ASSERT_NE(NULL, r->cli->qp);
+	ASSERT_NE(NULL, r->cli->send_cq);
+	ASSERT_NE(NULL, r->cli->recv_cq);
+
+	c.cli = r->cli;
+	ret = pthread_create(&thr, NULL, connect_thread, &c);
+	ASSERT_EQ(0, ret) TH_LOG("pthread_create: %s", strerror(ret));
+	ret = rdma_get_request(r->listen, &r->srv);
+	if (ret) {
+		/* The connector may wait forever: the test's timeout ends it. */
+		ASSERT_EQ(0, ret) TH_LOG("rdma_get_request: %s", strerror(errno));
+	}
+	/* rdma_get_request() made the QP from the listener's attributes. */
+	ASSERT_NE(NULL, r->srv->qp);
+	ASSERT_EQ(lqa.qp_type, r->srv->qp->qp_type);
+	ret = rdma_accept(r->srv, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_accept: %s", strerror(errno));
+	pthread_join(thr, NULL);
+	ASSERT_EQ(0, c.err) TH_LOG("rdma_connect: %s", strerror(c.err));
+	/* Both endpoints are in librdmacm's one PD of the device. */
+	ASSERT_EQ(r->cli->pd, r->srv->pd);
+
+	if (mode == CM_UD) {
+		struct rdma_ud_param *ud;
+
+		/* The SIDR reply, kept in the id by synchronous mode. */
+		ASSERT_NE(NULL, r->cli->event);
+		ASSERT_EQ(RDMA_CM_EVENT_ESTABLISHED, r->cli->event->event);
+		ud = &r->cli->event->param.ud;
+		ASSERT_EQ(r->srv->qp->qp_num, ud->qp_num);
+		ASSERT_EQ(RDMA_UDP_QKEY, ud->qkey);
+		r->ah = ibv_create_ah(r->cli->pd, &ud->ah_attr);
+		ASSERT_NE(NULL, r->ah) TH_LOG("ibv_create_ah: %s", strerror(errno));
+		r->remote_qpn = ud->qp_num;
+	} else {
+		struct ibv_qp_init_attr ia;
+		struct ibv_qp_attr a;
+
+		ret = ibv_query_qp(r->cli->qp, &a, IBV_QP_STATE, &ia);
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(IBV_QPS_RTS, a.qp_state);
+		ret = ibv_query_qp(r->srv->qp, &a, IBV_QP_STATE, &ia);
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(IBV_QPS_RTS, a.qp_state);
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* Completions                                                      */
+
+/* One send-queue completion of @id: @ctx, @status, @opcode on success. */
+static void send_comp(struct __test_metadata *_metadata, struct rdma_cm_id *id,
+		      void *ctx, enum ibv_wc_status status,
+		      enum ibv_wc_opcode opcode, const char *what)
+{
+	struct ibv_wc wc;
+	int n;
+
+	n = rdma_get_send_comp(id, &wc);
+	ASSERT_EQ(1, n) TH_LOG("%s: rdma_get_send_comp: %d (%s)", what, n,
+			       strerror(errno));
+	ASSERT_EQ(status, wc.status) TH_LOG("%s: %s, want %s", what,
+					    ibv_wc_status_str(wc.status),
+					    ibv_wc_status_str(status));
+	ASSERT_EQ((uintptr_t)ctx, wc.wr_id);
+	if (status == IBV_WC_SUCCESS)
+		ASSERT_EQ(opcode, wc.opcode);
+}
+
+/* One receive completion of @id: @ctx, success, @len bytes. */
+static void recv_comp(struct __test_metadata *_metadata, struct rdma_cm_id *id,
+		      void *ctx, __u32 len, const char *what)
+{
+	struct ibv_wc wc;
+	int n;
+
+	n = rdma_get_recv_comp(id, &wc);
+	ASSERT_EQ(1, n) TH_LOG("%s: rdma_get_recv_comp: %d (%s)", what, n,
+			       strerror(errno));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("%s: %s", what,
+						    ibv_wc_status_str(wc.status));
+	ASSERT_EQ((uintptr_t)ctx, wc.wr_id);
+	ASSERT_EQ(IBV_WC_RECV, wc.opcode);
+	ASSERT_EQ(len, wc.byte_len);
+}
+
+/* ---------------------------------------------------------------- */
+/* MRs                                                              */
+
+/* The MRs of this process on the device, by "rdma res show mr". */
+static int mr_count(struct __test_metadata *_metadata, const char *dev)
+{
+	char cmd[128], line[512], pid[32];
+	int n = 0, st;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma res show mr dev %s 2>&1", dev);
+	snprintf(pid, sizeof(pid), " pid %d ", getpid());
+	f = popen(cmd, "r");
+	ASSERT_NE(NULL, f) TH_LOG("popen %s: %s", cmd, strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, pid))
+			n++;
+	st = pclose(f);
+	ASSERT_EQ(0, st) TH_LOG("%s: status 0x%x", cmd, st);
+	return n;
+}
+
+/* The public fields librdmacm's registration calls must fill. */
+static void mr_is(struct __test_metadata *_metadata, struct ibv_mr *mr,
+		  struct rdma_cm_id *id, void *addr, size_t len,
+		  const char *what)
+{
+	ASSERT_NE(NULL, mr) TH_LOG("%s: %s", what, strerror(errno));
+	ASSERT_EQ(id->pd, mr->pd);
+	ASSERT_EQ(id->verbs, mr->context);
+	ASSERT_EQ(addr, mr->addr);
+	ASSERT_EQ(len, mr->length);
+}
+
+/* ---------------------------------------------------------------- */
+/* Endpoints                                                        */
+
+/* rdma_create_ep() and the rest of the set-up: ids, QPs, CQs, state. */
+TEST_F_TIMEOUT(cm, create_ep, T_S)
+{
+	struct rig *r = &self->r;
+
+	cm_up(_metadata, r, CM_RC);
+	ASSERT_EQ(RDMA_PS_TCP, r->cli->ps);
+	ASSERT_EQ(IBV_QPT_RC, r->cli->qp_type);
+	ASSERT_EQ(IBV_QPT_RC, r->cli->qp->qp_type);
+	ASSERT_EQ(r->cli->pd, r->cli->qp->pd);
+	ASSERT_NE(NULL, r->srv->send_cq);
+	ASSERT_NE(NULL, r->srv->recv_cq);
+	/* The listener's address is where the client went. */
+	ASSERT_EQ(((struct sockaddr_in *)rdma_get_local_addr(r->listen))->sin_port,
+		  ((struct sockaddr_in *)rdma_get_peer_addr(r->cli))->sin_port);
+	ASSERT_EQ(((struct sockaddr_in *)rdma_get_local_addr(r->srv))->sin_addr.s_addr,
+		  ((struct sockaddr_in *)rdma_get_peer_addr(r->cli))->sin_addr.s_addr);
+}
+
+/* ---------------------------------------------------------------- */
+/* Registration                                                     */
+
+/* rdma_reg_msgs/read/write and rdma_dereg_mr: fields and the kernel's list. */
+TEST_F_TIMEOUT(cm, reg_dereg, T_S)
+{
+	struct rig *r = &self->r;
+	struct ibv_mr *m, *rmr, *w;
+	int before, ret;
+
+	cm_up(_metadata, r, CM_RC);
+	before = mr_count(_metadata, r->dev);
+	m = rdma_reg_msgs(r->srv, r->sbuf, PAGE);
+	mr_is(_metadata, m, r->srv, r->sbuf, PAGE, "rdma_reg_msgs");
+	rmr = rdma_reg_read(r->srv, r->sbuf + PAGE, 2 * PAGE);
+	mr_is(_metadata, rmr, r->srv, r->sbuf + PAGE, 2 * PAGE, "rdma_reg_read");
+	w = rdma_reg_write(r->srv, r->sbuf + 3 * PAGE, 3 * PAGE);
+	mr_is(_metadata, w, r->srv, r->sbuf + 3 * PAGE, 3 * PAGE,
+	      "rdma_reg_write");
+	ASSERT_EQ(before + 3, mr_count(_metadata, r->dev));
+	/* Remote rights give an rkey; local write alone may give 0 or lkey. */
+	ASSERT_NE(0, rmr->rkey);
+	ASSERT_NE(0, w->rkey);
+	TH_LOG("observed: msgs_rkey_is_lkey=%d", m->rkey == m->lkey);
+	TH_LOG("observed: msgs_rkey_zero=%d", m->rkey == 0);
+	ret = rdma_dereg_mr(m);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_dereg_mr: %s", strerror(errno));
+	ret = rdma_dereg_mr(rmr);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_dereg_mr: %s", strerror(errno));
+	ret = rdma_dereg_mr(w);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_dereg_mr: %s", strerror(errno));
+	ASSERT_EQ(before, mr_count(_metadata, r->dev));
+}
+
+/* ---------------------------------------------------------------- */
+/* Sends and receives                                               */
+
+/* rdma_post_send / rdma_post_recv: one SGE each side. */
+TEST_F_TIMEOUT(cm, send_recv, T_S)
+{
+	struct rig *r = &self->r;
+	size_t len = 3000, off = 100;
+	struct ibv_mr *sm, *cm;
+	int ret;
+
+	cm_up(_metadata, r, CM_RC);
+	sm = rdma_reg_msgs(r->srv, r->sbuf, BUF_LEN);
+	ASSERT_NE(NULL, sm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
+	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
+	ASSERT_NE(NULL, cm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
+	fill(r->cbuf, len, 1);
+	ret = rdma_post_recv(r->srv, r->sbuf, r->sbuf + off, PAGE, sm);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv: %s", strerror(errno));
+	ret = rdma_post_send(r->cli, r->cbuf, r->cbuf, len, cm,
+			     IBV_SEND_SIGNALED);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_send: %s", strerror(errno));
+	send_comp(_metadata, r->cli, r->cbuf, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  "send");
+	recv_comp(_metadata, r->srv, r->sbuf, len, "receive");
+	is_pattern(_metadata, "received", r->sbuf + off, len, 1, 0);
+	is_fill(_metadata, "before the receive", r->sbuf, off, 0xa5);
+	is_fill(_metadata, "after the message", r->sbuf + off + len,
+		BUF_LEN - off - len, 0xa5);
+	ASSERT_EQ(0, rdma_dereg_mr(sm));
+	ASSERT_EQ(0, rdma_dereg_mr(cm));
+}
+
+/* rdma_post_send of inline data: no MR at all on the sender. */
+TEST_F_TIMEOUT(cm, send_inline, T_S)
+{
+	struct rig *r = &self->r;
+	struct ibv_mr *sm;
+	int ret;
+
+	cm_up(_metadata, r, CM_RC);
+	sm = rdma_reg_msgs(r->srv, r->sbuf, BUF_LEN);
+	ASSERT_NE(NULL, sm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
+	fill(r->cbuf, INLINE_LEN, 2);
+	ret = rdma_post_recv(r->srv, NULL, r->sbuf, PAGE, sm);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv: %s", strerror(errno));
+	ret = rdma_post_send(r->cli, NULL, r->cbuf, INLINE_LEN, NULL,
+			     IBV_SEND_INLINE | IBV_SEND_SIGNALED);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_send inline: %s", strerror(errno));
+	send_comp(_metadata, r->cli, NULL, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  "inline send");
+	recv_comp(_metadata, r->srv, NULL, INLINE_LEN, "receive");
+	is_pattern(_metadata, "received", r->sbuf, INLINE_LEN, 2, 0);
+	is_fill(_metadata, "after the message", r->sbuf + INLINE_LEN,
+		BUF_LEN - INLINE_LEN, 0xa5);
+	ASSERT_EQ(0, rdma_dereg_mr(sm));
+}
+
+/*
+ * rdma_post_sendv / rdma_post_recvv: the message gathered from two MRs
+ * and scattered into three pieces of two others, split elsewhere.
+ */
+TEST_F_TIMEOUT(cm, sendv_recvv, T_S)
+{
+	struct rig *r = &self->r;
+	struct ibv_mr *cm[2], *sm[2];
+	struct ibv_sge ss[2], rs[3];
+	size_t len = 5000;
+	int ret;
+
+	cm_up(_metadata, r, CM_RC);
+	cm[0] = rdma_reg_msgs(r->cli, r->cbuf, 2 * PAGE);
+	cm[1] = rdma_reg_msgs(r->cli, r->cbuf + 8 * PAGE, 2 * PAGE);
+	sm[0] = rdma_reg_msgs(r->srv, r->sbuf, 4 * PAGE);
+	sm[1] = rdma_reg_msgs(r->srv, r->sbuf + 8 * PAGE, 4 * PAGE);
+	ASSERT_TRUE(cm[0] && cm[1] && sm[0] && sm[1])
+		TH_LOG("rdma_reg_msgs: %s", strerror(errno));
+	/* The message: 1000 bytes at cbuf + 10, 4000 at cbuf + 8 pages. */
+	fill(r->cbuf, BUF_LEN, 3);
+	ss[0] = (struct ibv_sge){ (uintptr_t)r->cbuf + 10, 1000, cm[0]->lkey };
+	ss[1] = (struct ibv_sge){ (uintptr_t)r->cbuf + 8 * PAGE, 4000, cm[1]->lkey };
+	/* Scattered: 300 at sbuf + 20, 2700 at sbuf + 1 page, rest at 8 pages. */
+	rs[0] = (struct ibv_sge){ (uintptr_t)r->sbuf + 20, 300, sm[0]->lkey };
+	rs[1] = (struct ibv_sge){ (uintptr_t)r->sbuf + PAGE, 2700, sm[0]->lkey };
+	rs[2] = (struct ibv_sge){ (uintptr_t)r->sbuf + 8 * PAGE, PAGE, sm[1]->lkey };
+	ret = rdma_post_recvv(r->srv, r, rs, 3);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recvv: %s", strerror(errno));
+	ret = rdma_post_sendv(r->cli, r, ss, 2, IBV_SEND_SIGNALED);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_sendv: %s", strerror(errno));
+	send_comp(_metadata, r->cli, r, IBV_WC_SUCCESS, IBV_WC_SEND, "sendv");
+	recv_comp(_metadata, r->srv, r, len, "recvv");
+	/* Message byte k: < 1000 from cbuf + 10 + k, else cbuf + 8p + k - 1000. */
+	is_pattern(_metadata, "piece 0", r->sbuf + 20, 300, 3, 10);
+	is_pattern(_metadata, "piece 1 (head)", r->sbuf + PAGE, 700, 3, 310);
+	is_pattern(_metadata, "piece 1 (tail)", r->sbuf + PAGE + 700, 2000, 3,
+		   8 * PAGE);
+	is_pattern(_metadata, "piece 2", r->sbuf + 8 * PAGE, 2000, 3,
+		   8 * PAGE + 2000);
+	is_fill(_metadata, "before piece 0", r->sbuf, 20, 0xa5);
+	is_fill(_metadata, "between pieces 0 and 1", r->sbuf + 320,
+		PAGE - 320, 0xa5);
+	is_fill(_metadata, "after piece 1", r->sbuf + PAGE + 2700,
+		7 * PAGE - 2700, 0xa5);
+	is_fill(_metadata, "after piece 2", r->sbuf + 8 * PAGE + 2000,
+		8 * PAGE - 2000, 0xa5);
+	ASSERT_EQ(0, rdma_dereg_mr(cm[0]));
+	ASSERT_EQ(0, rdma_dereg_mr(cm[1]));
+	ASSERT_EQ(0, rdma_dereg_mr(sm[0]));
+	ASSERT_EQ(0, rdma_dereg_mr(sm[1]));
+}
+
+/*
+ * rdma_create_srq: the client's receives go to its SRQ (rdma_post_recv
+ * and rdma_post_recvv on an id with an SRQ post there) and complete on
+ * its receive CQ in order.
+ */
+TEST_F_TIMEOUT(cm, srq, T_S)
+{
+	struct rig *r = &self->r;
+	struct ibv_mr *sm, *cm;
+	struct ibv_sge rs[2];
+	int ret, i;
+
+	cm_up(_metadata, r, CM_RC_SRQ);
+	sm = rdma_reg_msgs(r->srv, r->sbuf, BUF_LEN);
+	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
+	ASSERT_TRUE(sm && cm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
+	fill(r->sbuf, BUF_LEN, 4);
+	ret = rdma_post_recv(r->cli, &rs[0], r->cbuf, PAGE, cm);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv to the SRQ: %s", strerror(errno));
+	rs[0] = (struct ibv_sge){ (uintptr_t)r->cbuf + 4 * PAGE, 100, cm->lkey };
+	rs[1] = (struct ibv_sge){ (uintptr_t)r->cbuf + 6 * PAGE, PAGE, cm->lkey };
+	ret = rdma_post_recvv(r->cli, &rs[1], rs, 2);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recvv to the SRQ: %s", strerror(errno));
+	for (i = 0; i < 2; i++) {
+		ret = rdma_post_send(r->srv, NULL, r->sbuf + i * PAGE,
+				     1000 + i, sm, IBV_SEND_SIGNALED);
+		ASSERT_EQ(0, ret) TH_LOG("rdma_post_send %d: %s", i, strerror(errno));
+		send_comp(_metadata, r->srv, NULL, IBV_WC_SUCCESS, IBV_WC_SEND,
+			  "send");
+	}
+	recv_comp(_metadata, r->cli, &rs[0], 1000, "SRQ receive 0");
+	recv_comp(_metadata, r->cli, &rs[1], 1001, "SRQ receive 1");
+	is_pattern(_metadata, "message 0", r->cbuf, 1000, 4, 0);
+	is_fill(_metadata, "after message 0", r->cbuf + 1000, 4 * PAGE - 1000,
+		0x5a);
+	is_pattern(_metadata, "message 1 (sge 0)", r->cbuf + 4 * PAGE, 100, 4,
+		   PAGE);
+	is_fill(_metadata, "after sge 0", r->cbuf + 4 * PAGE + 100,
+		2 * PAGE - 100, 0x5a);
+	is_pattern(_metadata, "message 1 (sge 1)", r->cbuf + 6 * PAGE, 901, 4,
+		   PAGE + 100);
+	is_fill(_metadata, "after message 1", r->cbuf + 6 * PAGE + 901,
+		10 * PAGE - 901, 0x5a);
+	ASSERT_EQ(0, rdma_dereg_mr(sm));
+	ASSERT_EQ(0, rdma_dereg_mr(cm));
+}
+
+/*
+ * rdma_post_ud_send over RDMA_PS_UDP: the address handle from the SIDR
+ * reply; the receive holds the GRH's 40 bytes ahead of the message.
+ */
+TEST_F_TIMEOUT(cm, ud_send, T_S)
+{
+	struct rig *r = &self->r;
+	struct ibv_mr *sm, *cm;
+	int ret;
+
+	cm_up(_metadata, r, CM_UD);
+	sm = rdma_reg_msgs(r->srv, r->sbuf, BUF_LEN);
+	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
+	ASSERT_TRUE(sm && cm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
+	fill(r->cbuf, UD_LEN, 5);
+	ret = rdma_post_recv(r->srv, NULL, r->sbuf, UD_GRH + UD_LEN + 100, sm);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv: %s", strerror(errno));
+	ret = rdma_post_ud_send(r->cli, NULL, r->cbuf, UD_LEN, cm,
+				IBV_SEND_SIGNALED, r->ah, r->remote_qpn);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_ud_send: %s", strerror(errno));
+	send_comp(_metadata, r->cli, NULL, IBV_WC_SUCCESS, IBV_WC_SEND, "UD send");
+	recv_comp(_metadata, r->srv, NULL, UD_GRH + UD_LEN, "UD receive");
+	is_pattern(_metadata, "UD message", r->sbuf + UD_GRH, UD_LEN, 5, 0);
+	is_fill(_metadata, "after the UD message", r->sbuf + UD_GRH + UD_LEN,
+		BUF_LEN - UD_GRH - UD_LEN, 0xa5);
+	ASSERT_EQ(0, rdma_dereg_mr(sm));
+	ASSERT_EQ(0, rdma_dereg_mr(cm));
+}
+
+/* ---------------------------------------------------------------- */
+/* RDMA                                                             */
+
+/* rdma_post_write into an MR of rdma_reg_write. */
+TEST_F_TIMEOUT(cm, write, T_S)
+{
+	struct rig *r = &self->r;
+	size_t off = 3 * PAGE + 16, len = 2 * PAGE + 5;
+	struct ibv_mr *w, *cm;
+	int ret;
+
+	cm_up(_metadata, r, CM_RC);
+	w = rdma_reg_write(r->srv, r->sbuf, BUF_LEN);
+	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
+	ASSERT_TRUE(w && cm) TH_LOG("registration: %s", strerror(errno));
+	fill(r->cbuf, BUF_LEN, 6);
+	ret = rdma_post_write(r->cli, r, r->cbuf + 8, len, cm,
+			      IBV_SEND_SIGNALED, (uintptr_t)r->sbuf + off,
+			      w->rkey);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_write: %s", strerror(errno));
+	send_comp(_metadata, r->cli, r, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		  "write");
+	is_pattern(_metadata, "written", r->sbuf + off, len, 6, 8);
+	is_fill(_metadata, "before", r->sbuf, off, 0xa5);
+	is_fill(_metadata, "after", r->sbuf + off + len, BUF_LEN - off - len,
+		0xa5);
+	ASSERT_EQ(0, rdma_dereg_mr(w));
+	ASSERT_EQ(0, rdma_dereg_mr(cm));
+}
+
+/* rdma_post_writev: two local MRs gathered into one remote range. */
+TEST_F_TIMEOUT(cm, writev, T_S)
+{
+	struct rig *r = &self->r;
+	struct ibv_mr *w, *cm[2];
+	struct ibv_sge sg[2];
+	int ret;
+
+	cm_up(_metadata, r, CM_RC);
+	w = rdma_reg_write(r->srv, r->sbuf, BUF_LEN);
+	cm[0] = rdma_reg_msgs(r->cli, r->cbuf, PAGE);
+	cm[1] = rdma_reg_msgs(r->cli, r->cbuf + 4 * PAGE, 4 * PAGE);
+	ASSERT_TRUE(w && cm[0] && cm[1]) TH_LOG("registration: %s", strerror(errno));
+	fill(r->cbuf, BUF_LEN, 7);
+	sg[0] = (struct ibv_sge){ (uintptr_t)r->cbuf + 96, 1000, cm[0]->lkey };
+	sg[1] = (struct ibv_sge){ (uintptr_t)r->cbuf + 5 * PAGE, 3 * PAGE, cm[1]->lkey };
+	ret = rdma_post_writev(r->cli, r, sg, 2, IBV_SEND_SIGNALED,
+			       (uintptr_t)r->sbuf + PAGE, w->rkey);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_writev: %s", strerror(errno));
+	send_comp(_metadata, r->cli, r, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		  "writev");
+	is_pattern(_metadata, "sge 0", r->sbuf + PAGE, 1000, 7, 96);
+	is_pattern(_metadata, "sge 1", r->sbuf + PAGE + 1000, 3 * PAGE, 7,
+		   5 * PAGE);
+	is_fill(_metadata, "before", r->sbuf, PAGE, 0xa5);
+	is_fill(_metadata, "after", r->sbuf + 4 * PAGE + 1000,
+		BUF_LEN - 4 * PAGE - 1000, 0xa5);
+	ASSERT_EQ(0, rdma_dereg_mr(w));
+	ASSERT_EQ(0, rdma_dereg_mr(cm[0]));
+	ASSERT_EQ(0, rdma_dereg_mr(cm[1]));
+}
+
+/* rdma_post_read of an MR of rdma_reg_read, into one of rdma_reg_msgs. */
+TEST_F_TIMEOUT(cm, read, T_S)
+{
+	struct rig *r = &self->r;
+	size_t off = 2 * PAGE + 40, len = 3 * PAGE + 1;
+	struct ibv_mr *rmr, *cm;
+	int ret;
+
+	cm_up(_metadata, r, CM_RC);
+	rmr = rdma_reg_read(r->srv, r->sbuf, BUF_LEN);
+	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
+	ASSERT_TRUE(rmr && cm) TH_LOG("registration: %s", strerror(errno));
+	fill(r->sbuf, BUF_LEN, 8);
+	ret = rdma_post_read(r->cli, r, r->cbuf + PAGE, len, cm,
+			     IBV_SEND_SIGNALED, (uintptr_t)r->sbuf + off,
+			     rmr->rkey);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_read: %s", strerror(errno));
+	send_comp(_metadata, r->cli, r, IBV_WC_SUCCESS, IBV_WC_RDMA_READ,
+		  "read");
+	is_pattern(_metadata, "read", r->cbuf + PAGE, len, 8, off);
+	is_fill(_metadata, "before", r->cbuf, PAGE, 0x5a);
+	is_fill(_metadata, "after", r->cbuf + PAGE + len,
+		BUF_LEN - PAGE - len, 0x5a);
+	ASSERT_EQ(0, rdma_dereg_mr(rmr));
+	ASSERT_EQ(0, rdma_dereg_mr(cm));
+}
+
+/* rdma_post_readv: one remote range scattered into two local MRs. */
+TEST_F_TIMEOUT(cm, readv, T_S)
+{
+	struct rig *r = &self->r;
+	struct ibv_mr *rmr, *cm[2];
+	struct ibv_sge sg[2];
+	int ret;
+
+	cm_up(_metadata, r, CM_RC);
+	rmr = rdma_reg_read(r->srv, r->sbuf, BUF_LEN);
+	cm[0] = rdma_reg_msgs(r->cli, r->cbuf + 2 * PAGE, PAGE);
+	cm[1] = rdma_reg_read(r->cli, r->cbuf + 8 * PAGE, 4 * PAGE);
+	ASSERT_TRUE(rmr && cm[0] && cm[1]) TH_LOG("registration: %s", strerror(errno));
+	fill(r->sbuf, BUF_LEN, 9);
+	sg[0] = (struct ibv_sge){ (uintptr_t)r->cbuf + 2 * PAGE + 50, 2000,
+				  cm[0]->lkey };
+	sg[1] = (struct ibv_sge){ (uintptr_t)r->cbuf + 9 * PAGE, 2 * PAGE,
+				  cm[1]->lkey };
+	ret = rdma_post_readv(r->cli, r, sg, 2, IBV_SEND_SIGNALED,
+			      (uintptr_t)r->sbuf + 5 * PAGE, rmr->rkey);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_readv: %s", strerror(errno));
+	send_comp(_metadata, r->cli, r, IBV_WC_SUCCESS, IBV_WC_RDMA_READ,
+		  "readv");
+	is_pattern(_metadata, "sge 0", r->cbuf + 2 * PAGE + 50, 2000, 9,
+		   5 * PAGE);
+	is_pattern(_metadata, "sge 1", r->cbuf + 9 * PAGE, 2 * PAGE, 9,
+		   5 * PAGE + 2000);
+	is_fill(_metadata, "before sge 0", r->cbuf, 2 * PAGE + 50, 0x5a);
+	is_fill(_metadata, "between", r->cbuf + 2 * PAGE + 2050,
+		7 * PAGE - 2050, 0x5a);
+	is_fill(_metadata, "after sge 1", r->cbuf + 11 * PAGE, 5 * PAGE, 0x5a);
+	ASSERT_EQ(0, rdma_dereg_mr(rmr));
+	ASSERT_EQ(0, rdma_dereg_mr(cm[0]));
+	ASSERT_EQ(0, rdma_dereg_mr(cm[1]));
+}
+
+/* ---------------------------------------------------------------- */
+/* Refusals                                                         */
+
+enum reg_kind { REG_MSGS, REG_READ, REG_WRITE };
+
+static struct ibv_mr *reg_kind(struct rdma_cm_id *id, void *addr, size_t len,
+			       enum reg_kind k)
+{
+	switch (k) {
+	case REG_MSGS:
+		return rdma_reg_msgs(id, addr, len);
+	case REG_READ:
+		return rdma_reg_read(id, addr, len);
+	default:
+		return rdma_reg_write(id, addr, len);
+	}
+}
+
+/*
+ * An RDMA @opcode (READ or WRITE) through @target's key, which lacks the
+ * right: IBV_WC_REM_ACCESS_ERR at the requester, the target's bytes and
+ * (for a READ) the local ones unchanged. The MR's own key is used: its
+ * rkey when it has one, else its lkey (rxe gives a local-only MR rkey 0,
+ * which is refused as an invalid key; the lkey is a valid key without the
+ * right, the sharper case).
+ */
+static void refused(struct __test_metadata *_metadata, struct rig *r,
+		    enum reg_kind target, bool read)
+{
+	struct ibv_mr *t, *cm;
+	__u32 key;
+	int ret;
+
+	cm_up(_metadata, r, CM_RC);
+	t = reg_kind(r->srv, r->sbuf, BUF_LEN, target);
+	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
+	ASSERT_TRUE(t && cm) TH_LOG("registration: %s", strerror(errno));
+	key = t->rkey ?: t->lkey;
+	if (read)
+		ret = rdma_post_read(r->cli, r, r->cbuf, PAGE, cm,
+				     IBV_SEND_SIGNALED, (uintptr_t)r->sbuf,
+				     key);
+	else
+		ret = rdma_post_write(r->cli, r, r->cbuf, PAGE, cm,
+				      IBV_SEND_SIGNALED, (uintptr_t)r->sbuf,
+				      key);
+	ASSERT_EQ(0, ret) TH_LOG("post: %s", strerror(errno));
+	send_comp(_metadata, r->cli, r, IBV_WC_REM_ACCESS_ERR, 0,
+		  read ? "read without remote read" : "write without remote write");
+	is_fill(_metadata, "the target", r->sbuf, BUF_LEN, 0xa5);
+	is_fill(_metadata, "the local buffer", r->cbuf, BUF_LEN, 0x5a);
+	ASSERT_EQ(0, rdma_dereg_mr(t));
+	ASSERT_EQ(0, rdma_dereg_mr(cm));
+}
+
+TEST_F_TIMEOUT(cm, refused_read_of_msgs_mr, T_S)
+{
+	refused(_metadata, &self->r, REG_MSGS, true);
+}
+
+TEST_F_TIMEOUT(cm, refused_write_to_msgs_mr, T_S)
+{
+	refused(_metadata, &self->r, REG_MSGS, false);
+}
+
+TEST_F_TIMEOUT(cm, refused_write_to_read_mr, T_S)
+{
+	refused(_metadata, &self->r, REG_READ, false);
+}
+
+TEST_F_TIMEOUT(cm, refused_read_of_write_mr, T_S)
+{
+	refused(_metadata, &self->r, REG_WRITE, true);
+}
+
+/*
+ * After rdma_dereg_mr the key is gone: a WRITE that worked through it
+ * before is refused, and nothing lands.
+ */
+TEST_F_TIMEOUT(cm, refused_after_dereg, T_S)
+{
+	struct rig *r = &self->r;
+	struct ibv_mr *w, *cm;
+	__u32 rkey;
+	int ret;
+
+	cm_up(_metadata, r, CM_RC);
+	w = rdma_reg_write(r->srv, r->sbuf, BUF_LEN);
+	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
+	ASSERT_TRUE(w && cm) TH_LOG("registration: %s", strerror(errno));
+	fill(r->cbuf, BUF_LEN, 10);
+	rkey = w->rkey;
+	ret = rdma_post_write(r->cli, r, r->cbuf, PAGE, cm,
+			      IBV_SEND_SIGNALED, (uintptr_t)r->sbuf, rkey);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_write: %s", strerror(errno));
+	send_comp(_metadata, r->cli, r, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+		  "write while registered");
+	is_pattern(_metadata, "written", r->sbuf, PAGE, 10, 0);
+	ASSERT_EQ(0, rdma_dereg_mr(w));
+	ret = rdma_post_write(r->cli, r, r->cbuf + PAGE, PAGE, cm,
+			      IBV_SEND_SIGNALED, (uintptr_t)r->sbuf + PAGE,
+			      rkey);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_write: %s", strerror(errno));
+	send_comp(_metadata, r->cli, r, IBV_WC_REM_ACCESS_ERR, 0,
+		  "write through the freed key");
+	is_fill(_metadata, "after the freed key's write", r->sbuf + PAGE,
+		BUF_LEN - PAGE, 0xa5);
+	ASSERT_EQ(0, rdma_dereg_mr(cm));
+}
+
+TEST_HARNESS_MAIN
