@@ -263,9 +263,13 @@ static void cm_up(struct __test_metadata *_metadata, struct rig *r,
 		/* The connector may wait forever: the test's timeout ends it. */
 		ASSERT_EQ(0, ret) TH_LOG("rdma_get_request: %s", strerror(errno));
 	}
-	/* rdma_get_request() made the QP from the listener's attributes. */
+	/*
+	 * rdma_get_request() made the QP from the listener's attributes, its
+	 * type the address info's (rdma_create_ep() keeps its own copy of
+	 * them and fills the type there, not in lqa).
+	 */
 	ASSERT_NE(NULL, r->srv->qp);
-	ASSERT_EQ(lqa.qp_type, r->srv->qp->qp_type);
+	ASSERT_EQ(r->lres->ai_qp_type, r->srv->qp->qp_type);
 	ret = rdma_accept(r->srv, NULL);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_accept: %s", strerror(errno));
 	pthread_join(thr, NULL);
