@@ -127,24 +127,42 @@ static unsigned long mrc_umem_num_pages(u64 start, u64 length)
 	       PAGE_SHIFT;
 }
 
-/* Charge RLIMIT_MEMLOCK up front, as ib_umem does, unless CAP_IPC_LOCK. */
-static int mrc_umem_charge(struct mrc_umem *umem)
+/**
+ * mrc_pinned_charge() - charge pages to a process's locked-memory limit
+ * @mm: the process's mm (the caller holds a reference)
+ * @npages: pages about to be pinned or allocated for it
+ *
+ * Adds @npages to @mm's pinned_vm against RLIMIT_MEMLOCK up front, as
+ * ib_umem does, unless the caller has CAP_IPC_LOCK. Every driver memory
+ * a process holds through the device (pinned user pages, memory a backend
+ * allocates for it) is charged here, so that the limit is one limit.
+ *
+ * Return: 0, or -ENOMEM with nothing charged.
+ */
+int mrc_pinned_charge(struct mm_struct *mm, unsigned long npages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	s64 pinned;
 
-	pinned = atomic64_add_return(umem->npages, &umem->mm->pinned_vm);
+	pinned = atomic64_add_return(npages, &mm->pinned_vm);
 	if (pinned > limit && !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(umem->npages, &umem->mm->pinned_vm);
+		atomic64_sub(npages, &mm->pinned_vm);
 		return -ENOMEM;
 	}
 	return 0;
 }
+EXPORT_SYMBOL_GPL(mrc_pinned_charge);
 
-static void mrc_umem_uncharge(struct mrc_umem *umem)
+/**
+ * mrc_pinned_uncharge() - undo mrc_pinned_charge()
+ * @mm: the mm charged
+ * @npages: the pages charged
+ */
+void mrc_pinned_uncharge(struct mm_struct *mm, unsigned long npages)
 {
-	atomic64_sub(umem->npages, &umem->mm->pinned_vm);
+	atomic64_sub(npages, &mm->pinned_vm);
 }
+EXPORT_SYMBOL_GPL(mrc_pinned_uncharge);
 
 /*
  * GUP flags for a read-only registration. Every page must be readable by
@@ -652,7 +670,7 @@ struct mrc_umem *mrc_umem_prepare(struct mrc_device *mdev, u64 start,
 	if (!umem)
 		return ERR_PTR(-ENOMEM);
 
-	ret = mrc_umem_charge(umem);
+	ret = mrc_pinned_charge(umem->mm, umem->npages);
 	if (ret) {
 		mrc_umem_free(umem);
 		return ERR_PTR(ret);
@@ -668,7 +686,7 @@ struct mrc_umem *mrc_umem_prepare(struct mrc_device *mdev, u64 start,
  */
 void mrc_umem_abandon(struct mrc_umem *umem)
 {
-	mrc_umem_uncharge(umem);
+	mrc_pinned_uncharge(umem->mm, umem->npages);
 	mrc_umem_free(umem);
 }
 
@@ -786,7 +804,7 @@ void mrc_umem_release(struct mrc_umem *umem)
 
 	mrc_umem_unmap(umem);
 	mrc_umem_unpin(umem, umem->writable);
-	mrc_umem_uncharge(umem);
+	mrc_pinned_uncharge(umem->mm, umem->npages);
 	atomic64_sub(umem->npages, &umem->mdev->pages_pinned);
 	mrc_umem_free(umem);
 }

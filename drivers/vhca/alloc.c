@@ -51,19 +51,6 @@ struct vhca_alloc {
 	struct rdma_user_mmap_entry *entry;
 };
 
-/* Charge RLIMIT_MEMLOCK up front unless CAP_IPC_LOCK (as mrcore does). */
-static int vhca_alloc_charge(struct vhca_alloc *a)
-{
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-
-	if (atomic64_add_return(a->npages, &a->mm->pinned_vm) > limit &&
-	    !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(a->npages, &a->mm->pinned_vm);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 /*
  * One block of 1 << @order pages, zeroed; high orders do not retry or
  * warn (a smaller order is tried next), single pages may fail rather
@@ -150,7 +137,7 @@ static void vhca_alloc_free(struct vhca_alloc *a)
 	vhca_alloc_unmap(a, a->nbufs);
 	if (a->entry)
 		rdma_user_mmap_entry_remove(a->entry);
-	atomic64_sub(a->npages, &a->mm->pinned_vm);
+	mrc_pinned_uncharge(a->mm, a->npages);
 	mmdrop(a->mm);
 	kvfree(a->bufs);
 	kfree(a);
@@ -211,7 +198,7 @@ struct mrc_mr *vhca_amr_register(struct vhca_mr *mr, struct vhca_pd *pd,
 	a->dma_dev = pd->base_pd.mdev->dma_dev;
 	a->mm = current->mm;
 	mmgrab(a->mm);
-	err = vhca_alloc_charge(a);
+	err = mrc_pinned_charge(a->mm, a->npages);
 	if (err)
 		goto out_mm;
 	a->bufs = kvcalloc(a->npages, sizeof(*a->bufs), GFP_KERNEL);
@@ -248,7 +235,7 @@ out_pages:
 out_arrays:
 	kvfree(pages);
 	kvfree(a->bufs);
-	atomic64_sub(a->npages, &a->mm->pinned_vm);
+	mrc_pinned_uncharge(a->mm, a->npages);
 out_mm:
 	mmdrop(a->mm);
 	kfree(a);

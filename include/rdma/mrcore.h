@@ -663,6 +663,11 @@ int mrc_rereg_user_mr(struct mrc_mr *mr, int flags, struct mrc_pd *pd,
 		      u64 start, u64 length, u64 iova, u32 access);
 int mrc_dereg_mr(struct mrc_mr *mr);
 
+/* umem.c: the RLIMIT_MEMLOCK charge every pin or backend allocation takes */
+struct mm_struct;
+int mrc_pinned_charge(struct mm_struct *mm, unsigned long npages);
+void mrc_pinned_uncharge(struct mm_struct *mm, unsigned long npages);
+
 /*
  * Fast registration (FRWR, IBTA "Fast Register Physical MR").
  *
