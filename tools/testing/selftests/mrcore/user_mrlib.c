@@ -43,6 +43,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <linux/udmabuf.h>
 
 #include <infiniband/verbs.h>
@@ -2642,6 +2643,131 @@ TEST_F_TIMEOUT(indirect, other_pd, T_S)
 		  vhcav_reg_interleaved(r->pd, &col, 1, 4, IOVA_IND, ACC, 0));
 	SAME_MRS(base, "after the refused keys");
 	ASSERT_EQ(0, ibv_dereg_mr(other));
+	area_free(&a);
+}
+
+/* What the other process of indirect.other_process registered. */
+struct other_mr {
+	uint64_t addr;
+	uint32_t len;
+	uint32_t lkey;
+	uint32_t rkey;
+	int err;	/* errno of the step that failed, or 0 */
+};
+
+#define OTHER_SEED 460
+
+/*
+ * The other process: its own context of device @name, PD and MR of @len
+ * bytes (full rights), described on @out; it waits for EOF on @in, then
+ * checks that its bytes are still its own and exits 0, or 1 when not,
+ * 2 when a step failed (after sending that step's errno). Never returns.
+ */
+static void other_process(const char *name, int in, int out, uint32_t len)
+{
+	struct other_mr o = { .len = len };
+	struct ibv_context *ctx = NULL;
+	struct ibv_device **list;
+	struct ibv_mr *mr = NULL;
+	struct ibv_pd *pd = NULL;
+	uint8_t *buf, *want;
+	char c;
+	int i, n;
+
+	buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	want = malloc(len);
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n && !ctx; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	if (buf != MAP_FAILED && want && ctx)
+		pd = ibv_alloc_pd(ctx);
+	if (pd) {
+		mt_fill(buf, len, OTHER_SEED);
+		memcpy(want, buf, len);
+		mr = ibv_reg_mr(pd, buf, len, ACC);
+	}
+	if (mr) {
+		o.addr = (uintptr_t)buf;
+		o.lkey = mr->lkey;
+		o.rkey = mr->rkey;
+	} else {
+		o.err = errno ?: ENOMEM;
+	}
+	if (write(out, &o, sizeof(o)) != sizeof(o) || o.err)
+		_exit(2);
+	while (read(in, &c, 1) > 0)
+		;
+	_exit(memcmp(buf, want, len) ? 1 : 0);
+}
+
+/*
+ * Keys of another process's MR (its own context and PD): as keys of an
+ * indirect key EPERM by both layouts, as a requested key ENOKEY (the key
+ * is taken), and as an rkey of an RDMA WRITE and READ a remote access
+ * error; the other process's bytes untouched.
+ */
+TEST_F_TIMEOUT(indirect, other_process, T_S)
+{
+	struct rig *r = &self->r;
+	struct pair *p = &r->p;
+	struct vhcav_interleaved col;
+	struct vhcav_key_range rg;
+	int go[2], back[2], status, base;
+	struct other_mr o;
+	struct area a;
+	uint8_t *peer_was;
+	pid_t pid;
+
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
+	rig_pair(_metadata, r);
+	area_make(_metadata, &a, 4 * PAGE, 461);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(back));
+	pid = fork();
+	ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
+	if (!pid) {
+		close(go[1]);
+		close(back[0]);
+		other_process(r->name, go[0], back[1], 4 * PAGE);
+	}
+	close(go[0]);
+	close(back[1]);
+	ASSERT_EQ(sizeof(o), read(back[0], &o, sizeof(o)))
+		TH_LOG("the other process sent nothing");
+	ASSERT_EQ(0, o.err) TH_LOG("the other process: %s", strerror(o.err));
+
+	rg = (struct vhcav_key_range){ o.lkey, o.addr, o.len };
+	col = (struct vhcav_interleaved){ o.lkey, o.addr, 64, 64 };
+	base = own_mrs(_metadata);
+	WANT_NULL(EPERM, "vhcav_reg_indirect over another process's MR",
+		  vhcav_reg_indirect(r->pd, &rg, 1, IOVA_IND, ACC, 0));
+	WANT_NULL(EPERM, "vhcav_reg_interleaved over another process's MR",
+		  vhcav_reg_interleaved(r->pd, &col, 1, 4, IOVA_IND, ACC, 0));
+	WANT_NULL(ENOKEY, "vhcav_reg_mr_key, another process's key",
+		  vhcav_reg_mr_key(r->pd, a.buf, a.len, IOVA_KEY, ACC, o.lkey));
+	SAME_MRS(base, "after the refused registrations");
+
+	mt_fill(p->buf, PEER_LEN, 462);
+	peer_was = dup_bytes(_metadata, p->buf, PEER_LEN);
+	EXPECT_WC_REFUSED(peer_write(_metadata, p, SRC_OFF, o.addr, o.rkey,
+				     PAGE),
+			  "RDMA WRITE with another process's rkey");
+	pair_restart(_metadata, r, p);
+	EXPECT_WC_REFUSED(peer_read(_metadata, p, RD_OFF, o.addr, o.rkey, PAGE),
+			  "RDMA READ with another process's rkey");
+	same_bytes(_metadata, "the peer after the refused READ", p->buf,
+		   peer_was, PEER_LEN);
+
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the other process: status 0x%x (1: its bytes changed)",
+		       status);
+	close(back[0]);
+	free(peer_was);
 	area_free(&a);
 }
 
