@@ -87,6 +87,14 @@ mrc_root_up() {
 		{ echo "user_lib: $MRC_ROOT holds no /usr/bin/env"; return 1; }
 	mrc_mounted $MRC_ROOT/proc || mount -t proc proc $MRC_ROOT/proc || return 1
 	mrc_mounted $MRC_ROOT/sys || mount -t sysfs sysfs $MRC_ROOT/sys || return 1
+	# debugfs (fail_page_alloc) and, where the kernel has it, cgroup v2
+	# (the memory controller): user_mrlib.c's alloc cases.
+	mrc_mounted $MRC_ROOT/sys/kernel/debug ||
+		mount -t debugfs debugfs $MRC_ROOT/sys/kernel/debug || return 1
+	if grep -qw cgroup2 /proc/filesystems; then
+		mrc_mounted $MRC_ROOT/sys/fs/cgroup ||
+			mount -t cgroup2 cgroup2 $MRC_ROOT/sys/fs/cgroup || return 1
+	fi
 	mrc_mounted $MRC_ROOT/dev || mount -t devtmpfs devtmpfs $MRC_ROOT/dev || return 1
 	mkdir -p $MRC_ROOT/dev/pts $MRC_ROOT/dev/shm
 	mrc_mounted $MRC_ROOT/dev/pts || mount -t devpts devpts $MRC_ROOT/dev/pts || return 1
@@ -97,7 +105,7 @@ mrc_root_up() {
 
 mrc_root_down() {
 	local m rc=0
-	for m in run tmp dev/shm dev/pts dev sys proc ""; do
+	for m in run tmp dev/shm dev/pts dev sys/kernel/debug sys/fs/cgroup sys proc ""; do
 		if mrc_mounted $MRC_ROOT${m:+/$m}; then
 			umount $MRC_ROOT/$m || rc=1
 		fi

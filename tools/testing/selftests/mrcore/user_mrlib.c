@@ -42,12 +42,15 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <linux/udmabuf.h>
 
 #include <infiniband/verbs.h>
 #include <vhca/verbs.h>
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 #include <rdma/vhca_user_ioctl.h>
 
 #include "mrcore_test_uapi.h"
@@ -2963,21 +2966,56 @@ static long vm_pin_kb(struct __test_metadata *_metadata)
 }
 
 /*
- * 64 MiB: zeroed, mapped at an address aligned to the largest block
- * (4 MiB), charged to pinned_vm, at most 64 translation entries (an
- * unfragmented VM gives 4 MiB blocks: 32 entries of 2 MiB), traffic
- * through it; all given back at dereg.
+ * What every allocated MR of @len bytes must be: zeroed, the length
+ * asked, charged to pinned_vm (@pin0 before it), usable by traffic
+ * through its keys at an offset. Its block and entry counts in @blocks
+ * and @entries.
+ */
+static void alloc_check(struct __test_metadata *_metadata, struct rig *r,
+			struct ibv_mr *mr, size_t len, long pin0,
+			long long *blocks, long long *entries, uint64_t seed)
+{
+	struct piece pc = { 0, PAGE, 4 * PAGE };
+	long pin1 = vm_pin_kb(_metadata);
+	struct area a;
+	size_t i;
+
+	EXPECT_EQ(len, mr->length);
+	EXPECT_EQ(pin0 + (long)(len >> 10), pin1)
+		TH_LOG("VmPin %ld kB before, %ld kB after", pin0, pin1);
+	for (i = 0; i < len; i++)
+		if (((uint8_t *)mr->addr)[i])
+			break;
+	EXPECT_EQ(len, i) TH_LOG("byte %zu of the new memory is not 0", i);
+	*entries = mr_attr(_metadata, mr->lkey, "entries", true);
+	*blocks = mr_attr(_metadata, mr->lkey, "alloc_blocks", true);
+	TH_LOG("%zu MiB: %lld blocks, %lld translation entries", len >> 20,
+	       *blocks, *entries);
+	EXPECT_LT(0, *entries);
+	EXPECT_LT(0, *blocks);
+
+	a.buf = mr->addr;
+	a.len = 8 * PAGE;
+	mt_fill(a.buf, a.len, seed);
+	a.want = dup_bytes(_metadata, a.buf, a.len);
+	layout_traffic(_metadata, &r->p, mr->lkey, mr->rkey,
+		       (uintptr_t)mr->addr + PAGE, &a, 1, &pc, 1, seed + 1);
+	free(a.want);
+}
+
+/*
+ * 64 MiB: mapped at an address aligned to the largest block (4 MiB), at
+ * most 64 translation entries (an unfragmented VM gives 4 MiB blocks: 32
+ * entries of 2 MiB); all given back at dereg.
  */
 TEST_F_TIMEOUT(alloc, basic, T_S)
 {
 	struct rig *r = &self->r;
-	struct piece pc = { 0, PAGE, 4 * PAGE };
-	size_t len = 64UL << 20, i;
+	size_t len = 64UL << 20;
 	long long entries, blocks;
 	struct ibv_mr *mr;
-	long pin0, pin1;
-	struct area a;
 	int base;
+	long pin0;
 
 	if (!self->r.vhca)
 		SKIP(return, "%s is not a vhca device", self->r.name);
@@ -2986,34 +3024,198 @@ TEST_F_TIMEOUT(alloc, basic, T_S)
 	pin0 = vm_pin_kb(_metadata);
 	mr = vhcav_alloc_mr(r->pd, len, ACC, 0);
 	ASSERT_NE(NULL, mr) TH_LOG("vhcav_alloc_mr: %s", strerror(errno));
-	pin1 = vm_pin_kb(_metadata);
-	EXPECT_EQ(len, mr->length);
 	EXPECT_EQ(0, (uintptr_t)mr->addr % (4UL << 20))
 		TH_LOG("addr %p not 4 MiB aligned", mr->addr);
-	EXPECT_EQ(pin0 + (long)(len >> 10), pin1)
-		TH_LOG("VmPin %ld kB before, %ld kB after", pin0, pin1);
-	for (i = 0; i < len; i++)
-		if (((uint8_t *)mr->addr)[i])
-			break;
-	EXPECT_EQ(len, i) TH_LOG("byte %zu of the new memory is not 0", i);
-	entries = mr_attr(_metadata, mr->lkey, "entries", true);
-	blocks = mr_attr(_metadata, mr->lkey, "alloc_blocks", true);
-	TH_LOG("64 MiB: %lld blocks, %lld translation entries", blocks, entries);
-	EXPECT_LT(0, entries);
+	alloc_check(_metadata, r, mr, len, pin0, &blocks, &entries, 601);
 	EXPECT_GE(64, entries);
-	EXPECT_LT(0, blocks);
-
-	a.buf = mr->addr;
-	a.len = 8 * PAGE;
-	mt_fill(a.buf, a.len, 601);
-	a.want = dup_bytes(_metadata, a.buf, a.len);
-	layout_traffic(_metadata, &r->p, mr->lkey, mr->rkey,
-		       (uintptr_t)mr->addr + PAGE, &a, 1, &pc, 1, 602);
-	free(a.want);
 
 	ASSERT_EQ(0, vhcav_dereg_mr(mr));
 	SAME_MRS(base, "after vhcav_dereg_mr");
 	EXPECT_EQ(pin0, vm_pin_kb(_metadata)) TH_LOG("VmPin not given back");
+}
+
+/* fail_page_alloc's debugfs directory (CONFIG_FAIL_PAGE_ALLOC). */
+#define FPA "/sys/kernel/debug/fail_page_alloc"
+
+static int fpa_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -EIO;
+}
+
+static void fpa_set(struct __test_metadata *_metadata, const char *knob,
+		    const char *val)
+{
+	char path[128];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", FPA, knob);
+	ret = fpa_write(path, val);
+	ASSERT_EQ(0, ret) TH_LOG("%s <- %s: %s", path, val, strerror(-ret));
+}
+
+/*
+ * A fragmented buddy allocator, as fail_page_alloc makes one for this
+ * task alone: every block of order 3 (32 KiB) and up it asks for fails.
+ * An 8 MiB allocation must still succeed, from blocks of order 2 only
+ * (the largest left), 512 of them, and be whole. Debug kernel only
+ * (the stock kernel has no fault injection).
+ */
+TEST_F_TIMEOUT(alloc, fragmented, T_S)
+{
+	struct rig *r = &self->r;
+	size_t len = 8UL << 20;
+	long long entries, blocks;
+	struct ibv_mr *mr;
+	int base, err;
+	long pin0;
+
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
+	if (access(FPA, F_OK))
+		SKIP(return, "no %s: this kernel has no CONFIG_FAIL_PAGE_ALLOC",
+		     FPA);
+	rig_pair(_metadata, r);
+	base = own_mrs(_metadata);
+	pin0 = vm_pin_kb(_metadata);
+	/* Only tasks with make-it-fail set, every call, no budget. */
+	fpa_set(_metadata, "task-filter", "Y");
+	fpa_set(_metadata, "verbose", "0");
+	fpa_set(_metadata, "interval", "1");
+	fpa_set(_metadata, "times", "-1");
+	fpa_set(_metadata, "space", "0");
+	/* vhca's blocks are GFP_HIGHUSER: sleeping and highmem allowed. */
+	fpa_set(_metadata, "ignore-gfp-wait", "N");
+	fpa_set(_metadata, "ignore-gfp-highmem", "N");
+	fpa_set(_metadata, "min-order", "3");
+	fpa_set(_metadata, "probability", "100");
+	ASSERT_EQ(0, fpa_write("/proc/thread-self/make-it-fail", "1"));
+	mr = vhcav_alloc_mr(r->pd, len, ACC, 0);
+	err = errno;
+	ASSERT_EQ(0, fpa_write("/proc/thread-self/make-it-fail", "0"));
+	fpa_set(_metadata, "probability", "0");
+	ASSERT_NE(NULL, mr) TH_LOG("vhcav_alloc_mr with no block over order 2: %s",
+				   strerror(err));
+	alloc_check(_metadata, r, mr, len, pin0, &blocks, &entries, 611);
+	EXPECT_EQ(len / (4 * PAGE), blocks)
+		TH_LOG("%lld blocks; want %zu of order 2", blocks,
+		       len / (4 * PAGE));
+
+	ASSERT_EQ(0, vhcav_dereg_mr(mr));
+	SAME_MRS(base, "after vhcav_dereg_mr");
+	EXPECT_EQ(pin0, vm_pin_kb(_metadata)) TH_LOG("VmPin not given back");
+}
+
+/* The memory cgroup alloc.memcg runs in (cgroup v2). */
+#define CG_ROOT "/sys/fs/cgroup"
+#define CG CG_ROOT "/mrc_alloc"
+
+/* A cgroup file's first number; -1 when unreadable. */
+static long long cg_read(const char *path, const char *key)
+{
+	char line[256];
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+	size_t klen = key ? strlen(key) : 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (key && (strncmp(line, key, klen) || line[klen] != ' '))
+			continue;
+		v = strtoll(line + (key ? klen + 1 : 0), NULL, 10);
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
+static bool cg_has_memory(void)
+{
+	char line[256] = "";
+	FILE *f = fopen(CG_ROOT "/cgroup.controllers", "r");
+
+	if (!f)
+		return false;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	return strstr(line, "memory");
+}
+
+static void cg_write(struct __test_metadata *_metadata, const char *path,
+		     const char *val)
+{
+	int ret = fpa_write(path, val);
+
+	ASSERT_EQ(0, ret) TH_LOG("%s <- %s: %s", path, val, strerror(-ret));
+}
+
+/*
+ * The pages of an allocated MR are charged to the caller's memory cgroup
+ * (__GFP_ACCOUNT): in a cgroup whose memory.max is 16 MiB a 64 MiB
+ * allocation fails with ENOMEM part way, every block already taken given
+ * back (memory.current where it was), nothing registered or charged to
+ * pinned_vm; with room for it, the cgroup holds its 64 MiB until the MR
+ * is deregistered. Kernels with the memory controller (the stock one).
+ */
+TEST_F_TIMEOUT(alloc, memcg, T_S)
+{
+	struct rig *r = &self->r;
+	size_t len = 64UL << 20;
+	long long cur0, cur1, ooms;
+	struct ibv_mr *mr;
+	int base, err;
+	char pid[32];
+	long pin0;
+
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
+	if (!cg_has_memory())
+		SKIP(return, "no memory controller in %s (cgroup v2)", CG_ROOT);
+	rig_pair(_metadata, r);
+	cg_write(_metadata, CG_ROOT "/cgroup.subtree_control", "+memory");
+	rmdir(CG);	/* a failed run's, empty */
+	ASSERT_EQ(0, mkdir(CG, 0755)) TH_LOG("mkdir %s: %s", CG, strerror(errno));
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	cg_write(_metadata, CG "/memory.max", "16M");
+	cg_write(_metadata, CG "/cgroup.procs", pid);
+	base = own_mrs(_metadata);
+	pin0 = vm_pin_kb(_metadata);
+	cur0 = cg_read(CG "/memory.current", NULL);
+
+	mr = vhcav_alloc_mr(r->pd, len, ACC, 0);
+	err = errno;
+	cur1 = cg_read(CG "/memory.current", NULL);
+	ooms = cg_read(CG "/memory.events", "max");
+	want_null(_metadata, "64 MiB in a cgroup of 16 MiB", mr, err, ENOMEM, -1);
+	SAME_MRS(base, "after the refused allocation");
+	EXPECT_EQ(pin0, vm_pin_kb(_metadata)) TH_LOG("VmPin changed");
+	EXPECT_LT(0, ooms) TH_LOG("memory.events: the limit was never hit");
+	/* Slab may keep a few pages charged; the blocks are all back. */
+	EXPECT_GT(cur0 + (1 << 20), cur1)
+		TH_LOG("memory.current %lld before, %lld after", cur0, cur1);
+
+	cg_write(_metadata, CG "/memory.max", "max");
+	mr = vhcav_alloc_mr(r->pd, len, ACC, 0);
+	ASSERT_NE(NULL, mr) TH_LOG("vhcav_alloc_mr: %s", strerror(errno));
+	cur1 = cg_read(CG "/memory.current", NULL);
+	EXPECT_LE(cur0 + (long long)len, cur1)
+		TH_LOG("memory.current %lld before, %lld with the MR", cur0, cur1);
+	ASSERT_EQ(0, vhcav_dereg_mr(mr));
+	cur1 = cg_read(CG "/memory.current", NULL);
+	EXPECT_GT(cur0 + (1 << 20), cur1)
+		TH_LOG("memory.current %lld before, %lld after dereg", cur0, cur1);
+	SAME_MRS(base, "after vhcav_dereg_mr");
+
+	cg_write(_metadata, CG_ROOT "/cgroup.procs", pid);
+	EXPECT_EQ(0, rmdir(CG)) TH_LOG("rmdir %s: %s", CG, strerror(errno));
 }
 
 /* Refused: nothing registered, nothing charged. */
@@ -3039,6 +3241,269 @@ TEST_F_TIMEOUT(alloc, bad, T_S)
 		  vhcav_alloc_mr(pd, PAGE, ACC, 0x42));
 	SAME_MRS(base, "after the refused allocations");
 	EXPECT_EQ(pin0, vm_pin_kb(_metadata)) TH_LOG("VmPin changed");
+}
+
+/* ---------------------------------------------------------------- */
+/* Raw ioctls: what libvhca never sends                             */
+
+FIXTURE(raw) {
+	struct rig r;
+};
+
+FIXTURE_SETUP(raw)
+{
+	rig_setup(_metadata, &self->r);
+}
+
+FIXTURE_TEARDOWN(raw)
+{
+	rig_teardown(&self->r);
+}
+
+#define RAW_MAX 12
+
+/* One RDMA_VERBS_IOCTL being built, and where its outputs land. */
+struct raw {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attrs[RAW_MAX];
+	uint32_t lkey, rkey, blocks;
+	uint64_t offset;
+	struct vhca_uapi_caps caps;
+};
+
+static struct ib_uverbs_attr *raw_add(struct raw *q, uint16_t id, uint16_t len,
+				      uint64_t data)
+{
+	struct ib_uverbs_attr *a = &q->attrs[q->hdr.num_attrs++];
+
+	*a = (struct ib_uverbs_attr){ .attr_id = id, .len = len,
+		.flags = UVERBS_ATTR_F_MANDATORY, .data = data };
+	return a;
+}
+
+/* The errno of @q on @ctx's command fd, 0 on success. */
+static int raw_call(struct ibv_context *ctx, struct raw *q)
+{
+	q->hdr.length = sizeof(q->hdr) + q->hdr.num_attrs * sizeof(q->attrs[0]);
+	q->hdr.driver_id = RDMA_DRIVER_RXE;
+	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &q->hdr) ? errno : 0;
+}
+
+/* MR_ALLOC of one page on @pd, every attribute as libvhca sends it. */
+static void raw_alloc(struct raw *q, struct ibv_pd *pd)
+{
+	memset(q, 0, sizeof(*q));
+	q->hdr.object_id = UVERBS_OBJECT_MR;
+	q->hdr.method_id = VHCA_IB_METHOD_MR_ALLOC;
+	raw_add(q, VHCA_IB_ATTR_MR_ALLOC_HANDLE, 0, 0);
+	raw_add(q, VHCA_IB_ATTR_MR_ALLOC_PD_HANDLE, 0, pd->handle);
+	raw_add(q, VHCA_IB_ATTR_MR_ALLOC_LENGTH, 8, PAGE);
+	raw_add(q, VHCA_IB_ATTR_MR_ALLOC_IOVA, 8, 0);
+	raw_add(q, VHCA_IB_ATTR_MR_ALLOC_ACCESS, 8, IB_UVERBS_ACCESS_LOCAL_WRITE);
+	raw_add(q, VHCA_IB_ATTR_MR_ALLOC_RESP_LKEY, 4, (uintptr_t)&q->lkey);
+	raw_add(q, VHCA_IB_ATTR_MR_ALLOC_RESP_RKEY, 4, (uintptr_t)&q->rkey);
+	raw_add(q, VHCA_IB_ATTR_MR_ALLOC_RESP_MMAP_OFFSET, 8,
+		(uintptr_t)&q->offset);
+	raw_add(q, VHCA_IB_ATTR_MR_ALLOC_RESP_BLOCKS, 4, (uintptr_t)&q->blocks);
+}
+
+/* The attribute @id of @q. */
+static struct ib_uverbs_attr *raw_attr(struct raw *q, uint16_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < q->hdr.num_attrs; i++)
+		if (q->attrs[i].attr_id == id)
+			return &q->attrs[i];
+	return NULL;
+}
+
+/* Destroy the MR whose handle @q's HANDLE attribute got back. */
+static int raw_destroy(struct ibv_context *ctx, struct raw *q)
+{
+	struct raw d = { 0 };
+
+	d.hdr.object_id = UVERBS_OBJECT_MR;
+	d.hdr.method_id = UVERBS_METHOD_MR_DESTROY;
+	raw_add(&d, UVERBS_ATTR_DESTROY_MR_HANDLE, 0,
+		raw_attr(q, VHCA_IB_ATTR_MR_ALLOC_HANDLE)->data);
+	return raw_call(ctx, &d);
+}
+
+/* @q must fail with @want; one that succeeded is undone first. */
+static void raw_want(struct __test_metadata *_metadata, struct rig *r,
+		     int want, const char *what, struct raw *q)
+{
+	int got = raw_call(r->ctx, q);
+
+	if (!got)
+		raw_destroy(r->ctx, q);
+	EXPECT_EQ(want, got) TH_LOG("%s: %s, want %s", what,
+				    got ? strerror(got) : "success",
+				    strerror(want));
+}
+
+/*
+ * MR_ALLOC and QUERY with attributes libvhca never sends: short, long
+ * (zero or garbage tail), reserved bits, unknown rights, an unknown
+ * mandatory attribute, a duplicate, a missing one, another object's
+ * handle, a bad pointer. Each refused (the as-sent call succeeds, so the
+ * builder is right), nothing registered or charged after them.
+ */
+TEST_F_TIMEOUT(raw, mr_alloc, T_S)
+{
+	struct rig *r = &self->r;
+	uint64_t tail[2] = { PAGE, 0 };
+	struct ib_uverbs_attr *a;
+	struct raw q;
+	long pin0;
+	int base;
+
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
+	base = own_mrs(_metadata);
+	pin0 = vm_pin_kb(_metadata);
+
+	raw_alloc(&q, r->pd);
+	ASSERT_EQ(0, raw_call(r->ctx, &q)) TH_LOG("MR_ALLOC as libvhca sends it");
+	EXPECT_EQ(1, q.blocks);
+	EXPECT_NE(0, q.lkey);
+	ASSERT_EQ(0, raw_destroy(r->ctx, &q));
+
+	raw_alloc(&q, r->pd);
+	raw_attr(&q, VHCA_IB_ATTR_MR_ALLOC_LENGTH)->len = 4;
+	raw_want(_metadata, r, EINVAL, "LENGTH of 4 bytes", &q);
+
+	raw_alloc(&q, r->pd);
+	a = raw_attr(&q, VHCA_IB_ATTR_MR_ALLOC_LENGTH);
+	a->len = sizeof(tail);
+	a->data = (uintptr_t)tail;
+	raw_want(_metadata, r, EINVAL, "LENGTH of 16 bytes, the tail 0", &q);
+	tail[1] = 0xdead;
+	raw_want(_metadata, r, EINVAL, "LENGTH of 16 bytes, a garbage tail", &q);
+
+	raw_alloc(&q, r->pd);
+	raw_attr(&q, VHCA_IB_ATTR_MR_ALLOC_RESP_LKEY)->len = 2;
+	raw_want(_metadata, r, EINVAL, "RESP_LKEY of 2 bytes", &q);
+
+	raw_alloc(&q, r->pd);
+	raw_attr(&q, VHCA_IB_ATTR_MR_ALLOC_IOVA)->attr_data.reserved = 1;
+	raw_want(_metadata, r, EINVAL, "IOVA with its reserved field set", &q);
+
+	raw_alloc(&q, r->pd);
+	raw_attr(&q, VHCA_IB_ATTR_MR_ALLOC_ACCESS)->data |= 1ULL << 40;
+	raw_want(_metadata, r, EINVAL, "ACCESS with an unknown right", &q);
+
+	raw_alloc(&q, r->pd);
+	raw_add(&q, VHCA_IB_ATTR_MR_ALLOC_RESP_BLOCKS + 7, 8, 0);
+	raw_want(_metadata, r, EPROTONOSUPPORT, "an unknown mandatory attribute", &q);
+
+	raw_alloc(&q, r->pd);
+	raw_add(&q, VHCA_IB_ATTR_MR_ALLOC_LENGTH, 8, PAGE);
+	raw_want(_metadata, r, EINVAL, "LENGTH twice", &q);
+
+	raw_alloc(&q, r->pd);
+	q.hdr.num_attrs--;	/* RESP_BLOCKS */
+	raw_want(_metadata, r, EINVAL, "no RESP_BLOCKS", &q);
+
+	raw_alloc(&q, r->pd);
+	raw_attr(&q, VHCA_IB_ATTR_MR_ALLOC_PD_HANDLE)->data = r->pd->handle + 1000;
+	raw_want(_metadata, r, ENOENT, "a PD handle that names nothing", &q);
+
+	raw_alloc(&q, r->pd);
+	raw_attr(&q, VHCA_IB_ATTR_MR_ALLOC_RESP_LKEY)->data = 8;
+	raw_want(_metadata, r, EFAULT, "RESP_LKEY at address 8", &q);
+
+	raw_alloc(&q, r->pd);
+	raw_attr(&q, VHCA_IB_ATTR_MR_ALLOC_LENGTH)->data = -PAGE;
+	raw_want(_metadata, r, EINVAL, "LENGTH of 2^64 - 4096", &q);
+
+	SAME_MRS(base, "after the refused ioctls");
+	EXPECT_EQ(pin0, vm_pin_kb(_metadata)) TH_LOG("VmPin changed");
+}
+
+/*
+ * REG_INDIRECT with arrays libvhca never sends: a RANGES length that is
+ * not a whole number of ranges, a range's reserved field set, RANGES and
+ * INTERLEAVED together, neither, a bad pointer; QUERY's output short.
+ */
+TEST_F_TIMEOUT(raw, reg_indirect_query, T_S)
+{
+	struct rig *r = &self->r;
+	struct vhca_uapi_key_range rg[2];
+	struct ibv_mr *in;
+	struct area a;
+	struct raw q;
+	int base;
+
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
+	area_make(_metadata, &a, 4 * PAGE, 470);
+	in = area_mr(_metadata, r->pd, &a, ACC);
+	base = own_mrs(_metadata);
+
+#define RAW_IND(ranges_len) do {					\
+	memset(&q, 0, sizeof(q));					\
+	q.hdr.object_id = UVERBS_OBJECT_MR;				\
+	q.hdr.method_id = VHCA_IB_METHOD_MR_REG_INDIRECT;		\
+	raw_add(&q, VHCA_IB_ATTR_REG_INDIRECT_HANDLE, 0, 0);		\
+	raw_add(&q, VHCA_IB_ATTR_REG_INDIRECT_PD_HANDLE, 0, r->pd->handle); \
+	raw_add(&q, VHCA_IB_ATTR_REG_INDIRECT_RANGES, (ranges_len),	\
+		(uintptr_t)rg);						\
+	raw_add(&q, VHCA_IB_ATTR_REG_INDIRECT_IOVA, 8, IOVA_IND);	\
+	raw_add(&q, VHCA_IB_ATTR_REG_INDIRECT_ACCESS, 8,		\
+		IB_UVERBS_ACCESS_LOCAL_WRITE);				\
+	raw_add(&q, VHCA_IB_ATTR_REG_INDIRECT_RESP_LKEY, 4, (uintptr_t)&q.lkey); \
+	raw_add(&q, VHCA_IB_ATTR_REG_INDIRECT_RESP_RKEY, 4, (uintptr_t)&q.rkey); \
+} while (0)
+
+	rg[0] = (struct vhca_uapi_key_range){ in->lkey, 0, (uintptr_t)a.buf, PAGE };
+	rg[1] = (struct vhca_uapi_key_range){ in->lkey, 0,
+					      (uintptr_t)a.buf + PAGE, PAGE };
+	RAW_IND(sizeof(rg));
+	ASSERT_EQ(0, raw_call(r->ctx, &q)) TH_LOG("REG_INDIRECT as libvhca sends it");
+	ASSERT_EQ(0, raw_destroy(r->ctx, &q));
+
+	RAW_IND(sizeof(rg) - 4);
+	raw_want(_metadata, r, EINVAL, "RANGES of one range and a half", &q);
+	RAW_IND(sizeof(rg) + 8);
+	raw_want(_metadata, r, EINVAL, "RANGES of two ranges and 8 bytes", &q);
+	RAW_IND(0);
+	raw_want(_metadata, r, EINVAL, "RANGES of 0 bytes", &q);
+
+	rg[1].reserved = 1;
+	RAW_IND(sizeof(rg));
+	raw_want(_metadata, r, EINVAL, "a range's reserved field set", &q);
+	rg[1].reserved = 0;
+
+	RAW_IND(sizeof(rg));
+	raw_add(&q, VHCA_IB_ATTR_REG_INDIRECT_INTERLEAVED, sizeof(rg),
+		(uintptr_t)rg);
+	raw_want(_metadata, r, EINVAL, "RANGES and INTERLEAVED", &q);
+
+	RAW_IND(sizeof(rg));
+	raw_attr(&q, VHCA_IB_ATTR_REG_INDIRECT_RANGES)->attr_id =
+		VHCA_IB_ATTR_REG_INDIRECT_REPEAT;
+	raw_attr(&q, VHCA_IB_ATTR_REG_INDIRECT_REPEAT)->len = 4;
+	raw_attr(&q, VHCA_IB_ATTR_REG_INDIRECT_REPEAT)->data = 1;
+	raw_want(_metadata, r, EINVAL, "neither RANGES nor INTERLEAVED", &q);
+
+	RAW_IND(sizeof(rg));
+	raw_attr(&q, VHCA_IB_ATTR_REG_INDIRECT_RANGES)->data = 8;
+	raw_want(_metadata, r, EFAULT, "RANGES at address 8", &q);
+#undef RAW_IND
+
+	memset(&q, 0, sizeof(q));
+	q.hdr.object_id = UVERBS_OBJECT_DEVICE;
+	q.hdr.method_id = VHCA_IB_METHOD_QUERY;
+	raw_add(&q, VHCA_IB_ATTR_QUERY_RESP, sizeof(q.caps), (uintptr_t)&q.caps);
+	ASSERT_EQ(0, raw_call(r->ctx, &q)) TH_LOG("QUERY as libvhca sends it");
+	raw_attr(&q, VHCA_IB_ATTR_QUERY_RESP)->len = 8;
+	EXPECT_EQ(EINVAL, raw_call(r->ctx, &q)) TH_LOG("QUERY into 8 bytes");
+
+	SAME_MRS(base, "after the refused ioctls");
+	ASSERT_EQ(0, ibv_dereg_mr(in));
+	area_free(&a);
 }
 
 TEST_HARNESS_MAIN
