@@ -51,6 +51,10 @@ LEN = 2 * PAGE
 PORT = 1
 QKEY = 0x11111111
 GRH_LEN = 40
+# The huge page size user_pyverbs.sh reserves pages of (x86-64's default).
+HPAGE = 2 << 20
+# <asm-generic/mman-common.h>; Python's mmap module does not name it.
+MAP_HUGETLB = 0x40000
 
 LW = e.IBV_ACCESS_LOCAL_WRITE
 RW = e.IBV_ACCESS_REMOTE_WRITE
@@ -185,9 +189,11 @@ class Case:
 	def mr(self, access, length=LEN, **kw):
 		return MR(self.pd, length, access, **kw)
 
-	def anon(self, length=LEN):
-		"""An anonymous private mapping and its address."""
-		m = mmap.mmap(-1, length, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+	def anon(self, length=LEN, flags=0):
+		"""An anonymous private mapping (mmap flags @flags besides) and
+		its address."""
+		m = mmap.mmap(-1, length,
+			      flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | flags)
 		self.maps.append(m)
 		return m, ctypes.addressof(ctypes.c_char.from_buffer(m))
 
@@ -448,19 +454,24 @@ def needs_hugepage(d):
 	return None
 
 
+def check_huge(addr):
+	"""The mapping that starts at addr is on 2 MiB pages (smaps)."""
+	with open(f'/proc/{os.getpid()}/smaps') as f:
+		smaps = f.read()
+	m = re.search(rf'^{addr:x}-[0-9a-f]+ .*\n(?:[A-Z].*\n)*?KernelPageSize: +(\d+) kB',
+		      smaps, re.M)
+	if not m or int(m.group(1)) != HPAGE >> 10:
+		raise Fail(f'the buffer at {addr:#x} is not on a 2 MiB page: '
+			   f'{m.group(1) + " kB" if m else "not in smaps"}')
+
+
 def _hugetlb(c):
 	"""IBV_ACCESS_HUGETLB: pyverbs maps the buffer MAP_HUGETLB (one 2 MiB
 	page), libibverbs passes the flag on (the kernel's IB_ACCESS_HUGETLB);
 	the MR's traffic runs and its bytes are checked."""
 	acc = LW | RW | RR | RA | HUGE
 	mr = c.mr(acc)
-	with open(f'/proc/{os.getpid()}/smaps') as f:
-		smaps = f.read()
-	m = re.search(rf'^{mr.buf:x}-[0-9a-f]+ .*\n(?:[A-Z].*\n)*?KernelPageSize: +(\d+) kB',
-		      smaps, re.M)
-	if not m or int(m.group(1)) != 2048:
-		raise Fail(f'the buffer at {mr.buf:#x} is not on a 2 MiB page: '
-			   f'{m.group(1) + " kB" if m else "not in smaps"}')
+	check_huge(mr.buf)
 	exercise(c, mr, acc, access_str(acc))
 
 
@@ -672,20 +683,21 @@ def needs_odp(d, implicit=False):
 
 
 def odp_rounds(c, src, saddr, lkey, dst, daddr, rkey):
-	"""Write src to dst through the keys, then MADV_DONTNEED both; the
-	next round must fault fresh pages in on both sides."""
+	"""Write src (LEN bytes) to the first LEN bytes of dst through the
+	keys, then MADV_DONTNEED both mappings whole; the next round must
+	fault fresh pages in on both sides."""
 	p = c.rc_pair()
 	for i in range(4):
 		data = pattern(20 + i, LEN)
 		src[:] = data
 		ok_wc(p.write(saddr, LEN, lkey, daddr, rkey), f'round {i}: RDMA write')
-		same(dst[:], data, f'round {i}: written bytes')
+		same(dst[:LEN], data, f'round {i}: written bytes')
 		ok_wc(p.read(saddr + 64, 64, lkey, daddr + PAGE, rkey),
 		      f'round {i}: RDMA read')
 		same(src[64:128], data[PAGE:PAGE + 64], f'round {i}: read bytes')
 		src.madvise(mmap.MADV_DONTNEED)
 		dst.madvise(mmap.MADV_DONTNEED)
-		if dst[:] != bytes(LEN):
+		if dst[:LEN] != bytes(LEN):
 			raise Fail(f'round {i}: MADV_DONTNEED left data in place')
 
 
@@ -714,6 +726,37 @@ case('ODP implicit (addr 0, SIZE_MAX): 4 rounds with MADV_DONTNEED between, byte
      lambda d: needs_odp(d, True))(_odp_implicit)
 case('ON_DEMAND on a device without ODP: EINVAL',
      lambda d: None if needs_odp(d) else 'the device has ODP')(_odp_refused)
+
+
+def _odp_hugetlb(c):
+	"""ibv_reg_mr(3): HUGETLB is "applicable with IBV_ACCESS_ON_DEMAND in
+	explicit mode only", the application promising that "for this MR all
+	pages are huge" and that it will "never do anything to break huge
+	pages". So the MR covers one 2 MiB hugetlb page (an ordinary
+	buffer would break the promise, and then the text promises nothing
+	back); MADV_DONTNEED drops that page whole, the next fault gets a
+	fresh huge page, and the ODP rounds run over it, bytes checked."""
+	src, saddr = c.anon()
+	dst, daddr = c.anon(HPAGE, MAP_HUGETLB)
+	check_huge(daddr)
+	smr = c.mr(LW | ODP, address=saddr)
+	dmr = c.mr(ALL_REMOTE | ODP | HUGE, length=HPAGE, address=daddr)
+	odp_rounds(c, src, saddr, smr.lkey, dst, daddr, dmr.rkey)
+
+
+def _odp_implicit_hugetlb(c):
+	"""ibv_reg_mr(3): HUGETLB applies to explicit ODP only, so an
+	implicit ODP MR with it is refused. The text names no errno; EINVAL
+	is ib_core's (ib_umem_odp_alloc_implicit(), mlx5's through it)."""
+	refused(lambda: MR(c.pd, 0, ALL_REMOTE | ODP | HUGE, implicit=True),
+		errno.EINVAL, 'implicit ODP reg_mr with HUGETLB')
+
+
+case('ODP explicit with HUGETLB over a 2 MiB huge page: 4 rounds with '
+     'MADV_DONTNEED between, bytes checked',
+     lambda d: needs_odp(d) or needs_hugepage(d))(_odp_hugetlb)
+case('ODP implicit with HUGETLB: refused (EINVAL)',
+     lambda d: needs_odp(d, True))(_odp_implicit_hugetlb)
 
 
 def mw_write(c, p, peer, rkey, raddr, tag, want=e.IBV_WC_SUCCESS):
