@@ -944,6 +944,45 @@ case('MW wrong type: ibv_bind_mw of a type 2 window: EINVAL', needs_mw2)(_mw_wro
 case('MW wrong type: IBV_WR_BIND_MW of a type 1 window', needs_mw1)(_mw_wrong_type1)
 
 
+def _mw_no_bind_right(c, mwtype):
+	"""Seed 002: a window is bound to an MR "registered using the
+	IBV_ACCESS_MW_BIND access flag" (IBA C10-73). To an MR without it the
+	bind completes with MW_BIND_ERR (ibv_poll_cq(3): a failure binding a
+	MW to a MR; rxe 6.1's rxe_check_bind_mw() and vhca's engine both
+	give it), and neither the window's rkey nor the one the bind named
+	reaches the MR."""
+	mr = c.mr(LW | RW)
+	peer = c.mr(LW)
+	mw = MW(c.pd, mwtype)
+	old = mw.rkey
+	p = c.rc_pair()
+	if mwtype == e.IBV_MW_TYPE_2:
+		wc, new = p.bind2(mw, mr, mr.buf, PAGE, RW)
+	else:
+		wc = p.bind1(mw, mr, mr.buf, PAGE, RW)
+		# librxe moves mw->rkey when it posts; the caller is to undo
+		# that on an error completion (providers/rxe/rxe.c).
+		new = mw.rkey
+	err_wc(wc, e.IBV_WC_MW_BIND_ERR,
+	       f'bind of a type {mwtype} window to an MR without MW_BIND')
+	for rkey, what in ((old, 'the window\'s rkey'),
+			   (new, 'the rkey the bind named')):
+		# The QP of a failed WR is in error: a new pair each time.
+		mw_write(c, c.rc_pair(), peer, rkey, mr.buf + 8, what,
+			 e.IBV_WC_REM_ACCESS_ERR)
+	if mr.read(PAGE, 0) != bytes(PAGE):
+		raise Fail('a refused write changed the MR')
+	mw.close()
+
+
+case('MW type 2: IBV_WR_BIND_MW to an MR without MW_BIND: MW_BIND_ERR, '
+     'no access by either rkey', needs_mw2)(
+	lambda c: _mw_no_bind_right(c, e.IBV_MW_TYPE_2))
+case('MW type 1: ibv_bind_mw to an MR without MW_BIND: MW_BIND_ERR, '
+     'no access by either rkey', needs_mw1)(
+	lambda c: _mw_no_bind_right(c, e.IBV_MW_TYPE_1))
+
+
 def needs_atomic(d):
 	if d.attr.atomic_caps == e.IBV_ATOMIC_NONE:
 		return 'atomic_caps is IBV_ATOMIC_NONE'
