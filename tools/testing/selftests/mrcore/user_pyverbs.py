@@ -983,6 +983,62 @@ case('MW type 1: ibv_bind_mw to an MR without MW_BIND: MW_BIND_ERR, '
 	lambda c: _mw_no_bind_right(c, e.IBV_MW_TYPE_1))
 
 
+# What each driver's query_device advertises for windows and ODP: vhca,
+# drivers/vhca/verbs.c vhca_query_device(); rxe 6.1, RXE_DEVICE_CAP_FLAGS
+# in rxe_param.h and no odp_caps at all. Device type -> attribute -> value.
+ODP_RC_ALL = (e.IBV_ODP_SUPPORT_SEND | e.IBV_ODP_SUPPORT_RECV |
+	      e.IBV_ODP_SUPPORT_WRITE | e.IBV_ODP_SUPPORT_READ |
+	      e.IBV_ODP_SUPPORT_ATOMIC | e.IBV_ODP_SUPPORT_SRQ_RECV)
+ADVERTISED = {
+	'vhca': {'MEM_WINDOW': True, 'MEM_WINDOW_TYPE_2B': True,
+		 'general_caps': e.IBV_ODP_SUPPORT | e.IBV_ODP_SUPPORT_IMPLICIT,
+		 'rc_odp_caps': ODP_RC_ALL, 'uc_odp_caps': 0,
+		 'ud_odp_caps': e.IBV_ODP_SUPPORT_SEND | e.IBV_ODP_SUPPORT_RECV |
+				e.IBV_ODP_SUPPORT_SRQ_RECV},
+	'rxe': {'MEM_WINDOW': True, 'MEM_WINDOW_TYPE_2B': True,
+		'general_caps': 0, 'rc_odp_caps': 0, 'uc_odp_caps': 0,
+		'ud_odp_caps': 0},
+}
+
+
+def _caps(c):
+	"""Seed 002: windows are there "if and only [if] the hardware
+	supports it", ODP if "both the hardware and the kernel support it",
+	and ibv_query_device says which. DEV's windows and ODP attributes are
+	its driver's, through ibv_query_device and ibv_query_device_ex alike;
+	max_mw is 0 exactly when no window type is advertised; with no
+	IBV_ODP_SUPPORT, no transport claims ODP."""
+	d = c.d
+	odp = d.odp
+	got = {'general_caps': odp.general_caps, 'rc_odp_caps': odp.rc_odp_caps,
+	       'uc_odp_caps': odp.uc_odp_caps, 'ud_odp_caps': odp.ud_odp_caps}
+	bad = []
+	for name in ('MEM_WINDOW', 'MEM_WINDOW_TYPE_2B'):
+		bit = getattr(e, 'IBV_DEVICE_' + name)
+		got[name] = bool(d.attr.device_cap_flags & bit)
+		if bool(d.attr_ex.device_cap_flags_ex & bit) != got[name]:
+			bad.append(f'{name}: device_cap_flags {got[name]}, '
+				   f'device_cap_flags_ex {not got[name]}')
+	for name, want in ADVERTISED[d.kind].items():
+		if got[name] != want:
+			bad.append(f'{name} {got[name]:#x}, wanted {want:#x}')
+	if bool(d.attr.max_mw) != (got['MEM_WINDOW'] or got['MEM_WINDOW_TYPE_2B']):
+		bad.append(f'max_mw {d.attr.max_mw} with MEM_WINDOW '
+			   f'{got["MEM_WINDOW"]}, MEM_WINDOW_TYPE_2B '
+			   f'{got["MEM_WINDOW_TYPE_2B"]}')
+	if not odp.general_caps & e.IBV_ODP_SUPPORT and \
+	   odp.rc_odp_caps | odp.uc_odp_caps | odp.ud_odp_caps:
+		bad.append('transport ODP caps without IBV_ODP_SUPPORT')
+	if bad:
+		raise Fail('; '.join(bad))
+
+
+case('query_device: MEM_WINDOW, MEM_WINDOW_TYPE_2B, max_mw and odp_caps '
+     'are what the driver advertises',
+     lambda d: None if d.kind in ADVERTISED else
+     f'no advertised attributes known for device type {d.kind}')(_caps)
+
+
 def needs_atomic(d):
 	if d.attr.atomic_caps == e.IBV_ATOMIC_NONE:
 		return 'atomic_caps is IBV_ATOMIC_NONE'
