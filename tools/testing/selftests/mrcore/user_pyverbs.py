@@ -24,11 +24,14 @@ case failed.
 
 import ctypes
 import errno
+import json
 import mmap
 import os
 import re
 import select
+import shutil
 import struct
+import subprocess
 import sys
 import time
 
@@ -759,6 +762,133 @@ case('ODP implicit with HUGETLB: refused (EINVAL)',
      lambda d: needs_odp(d, True))(_odp_implicit_hugetlb)
 
 
+def rdma_tool(*args):
+	"""The output of iproute2's `rdma ARGS`; a failure of it fails the
+	case."""
+	r = subprocess.run(['rdma', *args], capture_output=True, text=True,
+			   timeout=PROGRESS_TMO, check=False)
+	if r.returncode:
+		raise Fail(f'rdma {" ".join(args)}: status {r.returncode}: '
+			   f'{r.stderr.strip()[:200]}')
+	return r.stdout
+
+
+def port_stats(d):
+	"""Port PORT's hardware counters as `rdma statistic show link DEV/PORT`
+	prints them ("link DEV/PORT NAME VALUE ..."): name -> value."""
+	t = rdma_tool('statistic', 'show', 'link', f'{d.name}/{PORT}').split()
+	return {t[i]: int(t[i + 1]) for i in range(len(t) - 1)
+		if t[i + 1].isdigit() and not t[i].isdigit()}
+
+
+def sysfs_stats(d, names):
+	"""The same counters from /sys/class/infiniband/DEV/ports/PORT/hw_counters."""
+	base = f'/sys/class/infiniband/{d.name}/ports/{PORT}/hw_counters'
+	got = {}
+	for n in names:
+		try:
+			with open(f'{base}/{n}') as f:
+				got[n] = int(f.read())
+		except OSError as ex:
+			raise Fail(f'{base}/{n}: {ex.strerror}') from None
+	return got
+
+
+def mr_odp_attrs(d, mr):
+	"""vhca's driver attributes of mr (this process's, by lkey) in
+	`rdma -j -dd res show mr`, "drv_" dropped: name -> value."""
+	out = rdma_tool('-j', '-dd', 'res', 'show', 'mr')
+	for r in json.loads(out) if out.strip() else []:
+		lkey = r.get('lkey')
+		if isinstance(lkey, str):
+			lkey = int(lkey, 16)
+		if r.get('ifname') == d.name and r.get('pid') == os.getpid() and \
+		   lkey == mr.lkey:
+			return {k.removeprefix('drv_'): v for k, v in r.items()}
+	raise Fail(f'rdma res show mr: no MR of lkey {mr.lkey:#x} of this process')
+
+
+def attr_num(attrs, name, what):
+	v = attrs.get(name)
+	if v is None:
+		raise Fail(f'{what}: no {name}')
+	return v if isinstance(v, int) else int(v, 0)
+
+
+# Port counters the ODP statistics case reads (drivers/vhca/stats.c):
+# mrcore's faults and pages they mapped, the engine's faults (parked QPs
+# and faults resolved in place).
+ODP_STATS = ('odp_faults', 'odp_fault_pages', 'odp_qp_faults',
+	     'odp_sync_faults')
+
+
+def needs_odp_stats(d):
+	if d.kind != 'vhca':
+		return (f'ODP counters are vhca\'s; {d.kind} exports none (rxe 6.1 '
+			'has no ODP)')
+	return needs_odp(d) or (None if shutil.which('rdma') else
+				'no rdma tool (iproute2)')
+
+
+def _odp_stats(c):
+	"""Seed 002, ODP Statistics: "ODP support includes an extensive set
+	of statistics" (rdma-statistic(8)). The first access to an explicit
+	ODP MR, an RDMA WRITE into its untouched pages, is counted by the MR
+	(vhca's attributes in `rdma res show mr -dd`: nothing faulted or
+	mapped before, both pages after) and by port 1's counters, which
+	`rdma statistic` and sysfs hw_counters show alike."""
+	d = c.d
+	dst, daddr = c.anon()
+	dmr = c.mr(ALL_REMOTE | ODP, address=daddr)
+	peer = c.mr(LW)
+	p = c.rc_pair()
+	what = 'the new ODP MR'
+	a = mr_odp_attrs(d, dmr)
+	for n in ('odp_faults', 'odp_fault_pages', 'odp_mapped_pages'):
+		if attr_num(a, n, what):
+			raise Fail(f'{what}: {n} {attr_num(a, n, what)}, wanted 0')
+	before = port_stats(d)
+	data = pattern(50, LEN)
+	peer.write(data, LEN, 0)
+	ok_wc(p.write(peer.buf, LEN, peer.lkey, daddr, dmr.rkey),
+	      'RDMA write into untouched ODP pages')
+	a = mr_odp_attrs(d, dmr)
+	after = port_stats(d)
+	same(dst[:], data, 'written bytes')
+	what = 'the ODP MR after the write'
+	faults, pages, mapped = (attr_num(a, n, what) for n in
+				 ('odp_faults', 'odp_fault_pages', 'odp_mapped_pages'))
+	if faults < 1 or pages < LEN // PAGE or mapped != LEN // PAGE:
+		raise Fail(f'{what}: odp_faults {faults}, odp_fault_pages {pages}, '
+			   f'odp_mapped_pages {mapped}; wanted at least 1 and '
+			   f'{LEN // PAGE}, and {LEN // PAGE}')
+	missing = [n for n in ODP_STATS if n not in before or n not in after]
+	if missing:
+		raise Fail(f'rdma statistic: no {", ".join(missing)}')
+	delta = {n: after[n] - before[n] for n in ODP_STATS}
+	if delta['odp_faults'] < faults or delta['odp_fault_pages'] < pages or \
+	   delta['odp_qp_faults'] + delta['odp_sync_faults'] < 1:
+		raise Fail(f'port {PORT} counted ' +
+			   ', '.join(f'{n} +{v}' for n, v in delta.items()) +
+			   f' for the MR\'s {faults} faults of {pages} pages')
+	# Nothing moves them now; sysfs serves a copy up to its lifespan
+	# old (hw_counters/lifespan), rdma statistic reads them afresh.
+	want = {n: after[n] for n in ODP_STATS}
+	deadline = time.monotonic() + PROGRESS_TMO
+	while (got := sysfs_stats(d, ODP_STATS)) != want:
+		if time.monotonic() > deadline:
+			raise Fail(f'hw_counters {got}, rdma statistic {want}')
+		time.sleep(0.005)
+	c.note(f'{d.name}: observed: the MR: odp_faults {faults}, '
+	       f'odp_fault_pages {pages}; port {PORT}: ' +
+	       ', '.join(f'{n} +{v}' for n, v in delta.items()))
+
+
+case('ODP statistics: the first RDMA write into an ODP MR counted by the MR '
+     '(rdma res show mr -dd) and the port (rdma statistic, hw_counters)',
+     needs_odp_stats)(_odp_stats)
+
+
 def mw_write(c, p, peer, rkey, raddr, tag, want=e.IBV_WC_SUCCESS):
 	data = pattern(len(tag), 128)
 	peer.write(data, 128, 0)
@@ -1001,6 +1131,10 @@ ADVERTISED = {
 }
 
 
+def flag_str(v):
+	return str(v) if isinstance(v, bool) else f'{v:#x}'
+
+
 def _caps(c):
 	"""Seed 002: windows are there "if and only [if] the hardware
 	supports it", ODP if "both the hardware and the kernel support it",
@@ -1021,7 +1155,8 @@ def _caps(c):
 				   f'device_cap_flags_ex {not got[name]}')
 	for name, want in ADVERTISED[d.kind].items():
 		if got[name] != want:
-			bad.append(f'{name} {got[name]:#x}, wanted {want:#x}')
+			bad.append(f'{name} {flag_str(got[name])}, wanted '
+				   f'{flag_str(want)}')
 	if bool(d.attr.max_mw) != (got['MEM_WINDOW'] or got['MEM_WINDOW_TYPE_2B']):
 		bad.append(f'max_mw {d.attr.max_mw} with MEM_WINDOW '
 			   f'{got["MEM_WINDOW"]}, MEM_WINDOW_TYPE_2B '
