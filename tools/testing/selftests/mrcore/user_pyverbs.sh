@@ -60,7 +60,9 @@ t_gate "pyverbs: the host's root in a chroot at $MRC_ROOT" mrc_root_up ||
 	{ t_fail "pyverbs: no case run ($USER_DEVS)" "no chroot of the host's root"; exit 1; }
 t_check "pyverbs: user_pyverbs.py copied into the chroot's /tmp" \
 	cp user_pyverbs.py $MRC_ROOT/tmp/user_pyverbs.py
-# The HUGETLB case's buffer: two 2 MiB pages (the count is put back after).
+# The HUGETLB cases' buffers (one 2 MiB page each, one case at a time;
+# the ODP one refaults it after MADV_DONTNEED): two pages, the count put
+# back after.
 huge0=$(cat /proc/sys/vm/nr_hugepages)
 t_check "pyverbs: two huge pages reserved" \
 	sh -c "echo $((huge0 + 2)) > /proc/sys/vm/nr_hugepages &&
