@@ -109,6 +109,8 @@ static const struct odp_refusal odp_refusals[] = {
 	  -EOPNOTSUPP },
 	{ "implicit at iova 0x1000", CAP_ODP_KSM, 0, U64_MAX, 0x1000, LW_OD,
 	  -EINVAL },
+	{ "implicit with HUGETLB", CAP_ODP_KSM, 0, U64_MAX, 0,
+	  LW_OD | MRC_ACCESS_HUGETLB, -EINVAL },
 	{ "zero based", CAP_ODP_KSM, ODP_START, ODP_LEN, ODP_START,
 	  LW_OD | MRC_ACCESS_ZERO_BASED, -EOPNOTSUPP },
 	{ "unknown access bit", CAP_ODP_KSM, ODP_START, ODP_LEN, ODP_START,

@@ -695,6 +695,13 @@ int mrc_odp_check(const struct mrc_pd *pd, const struct mrc_reg_attr *attr)
 		/* The parent's address space is the process's: iova 0. */
 		if (attr->iova)
 			return -EINVAL;
+		/*
+		 * HUGETLB promises that every page of the MR is huge: "in
+		 * explicit mode only" (ibv_reg_mr(3)), as the whole address
+		 * space cannot keep that promise.
+		 */
+		if (attr->access & MRC_ACCESS_HUGETLB)
+			return -EINVAL;
 	} else {
 		ret = mrc_check_user_range(attr->start, attr->length,
 					   attr->iova);
