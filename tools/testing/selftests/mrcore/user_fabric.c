@@ -194,16 +194,25 @@ static void fill(__u8 *b, size_t len, unsigned int seed)
 		b[i] = pat(seed, i);
 }
 
-/* @len bytes at @got must be pattern @seed from its byte @from on. */
-static void is_pattern(struct __test_metadata *_metadata, const char *what,
-		       const __u8 *got, size_t len, unsigned int seed,
-		       size_t from)
+/* How many of the @len bytes at @got are pattern @seed from its byte @from on. */
+static size_t pattern_len(const __u8 *got, size_t len, unsigned int seed,
+			  size_t from)
 {
 	size_t i;
 
 	for (i = 0; i < len; i++)
 		if (got[i] != pat(seed, from + i))
 			break;
+	return i;
+}
+
+/* @len bytes at @got must be pattern @seed from its byte @from on. */
+static void is_pattern(struct __test_metadata *_metadata, const char *what,
+		       const __u8 *got, size_t len, unsigned int seed,
+		       size_t from)
+{
+	size_t i = pattern_len(got, len, seed, from);
+
 	ASSERT_EQ(len, i) TH_LOG("%s: byte %zu of %zu is 0x%02x, not the pattern",
 				 what, i, len, got[i]);
 }
@@ -240,6 +249,22 @@ static struct fi_info *fab_getinfo(struct __test_metadata *_metadata,
 	/* The provider chooses the keys: the refusal cases rest on it. */
 	ASSERT_TRUE(info->domain_attr->mr_mode & FI_MR_PROV_KEY);
 	return info;
+}
+
+/* What every case asks for: the verbs provider on the device, FI_EP_MSG. */
+static void fab_hints(struct __test_metadata *_metadata, struct fab *f)
+{
+	f->hints = fi_allocinfo();
+	ASSERT_NE(NULL, f->hints);
+	f->hints->caps = FI_MSG | FI_RMA;
+	f->hints->mode = FI_CONTEXT;
+	f->hints->ep_attr->type = FI_EP_MSG;
+	f->hints->addr_format = FI_SOCKADDR_IN;
+	f->hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+					 FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	f->hints->fabric_attr->prov_name = strdup("verbs");
+	f->hints->domain_attr->name = strdup(f->dev);
+	ASSERT_TRUE(f->hints->fabric_attr->prov_name && f->hints->domain_attr->name);
 }
 
 /* A CQ bound to @ep, the EQ too; the endpoint enabled. */
@@ -280,17 +305,7 @@ static void fab_up(struct __test_metadata *_metadata, struct fab *f)
 
 	f->sbuf = map_buf(_metadata, 0xa5);
 	f->cbuf = map_buf(_metadata, 0x5a);
-	f->hints = fi_allocinfo();
-	ASSERT_NE(NULL, f->hints);
-	f->hints->caps = FI_MSG | FI_RMA;
-	f->hints->mode = FI_CONTEXT;
-	f->hints->ep_attr->type = FI_EP_MSG;
-	f->hints->addr_format = FI_SOCKADDR_IN;
-	f->hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
-					 FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	f->hints->fabric_attr->prov_name = strdup("verbs");
-	f->hints->domain_attr->name = strdup(f->dev);
-	ASSERT_TRUE(f->hints->fabric_attr->prov_name && f->hints->domain_attr->name);
+	fab_hints(_metadata, f);
 
 	f->pinfo = fab_getinfo(_metadata, f, true);
 	f->cinfo = fab_getinfo(_metadata, f, false);
@@ -355,6 +370,42 @@ static void fab_up(struct __test_metadata *_metadata, struct fab *f)
 }
 
 /*
+ * The next completion of @cq, which must be @ctx's, within DEADLINE_MS:
+ * 0, or the completion's error (positive FI_E* value) when it failed.
+ */
+static int fab_cq_wait(struct __test_metadata *_metadata, struct fid_cq *cq,
+		       struct fi_context *ctx)
+{
+	__u64 end = now_ms() + DEADLINE_MS;
+	struct fi_cq_entry comp;
+	ssize_t n;
+
+	while (now_ms() < end) {
+		n = fi_cq_read(cq, &comp, 1);
+		if (n == -FI_EAGAIN) {
+			usleep(100);
+			continue;
+		}
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry e = { 0 };
+
+			n = fi_cq_readerr(cq, &e, 0);
+			ASSERT_EQ(1, n);
+			ASSERT_EQ(ctx, e.op_context);
+			TH_LOG("completion error: %s (provider %d)",
+			       fi_strerror(e.err), e.prov_errno);
+			ASSERT_NE(0, e.err);
+			return e.err;
+		}
+		ASSERT_EQ(1, n) TH_LOG("fi_cq_read: %s", fi_strerror((int)-n));
+		ASSERT_EQ(ctx, comp.op_context);
+		return 0;
+	}
+	ASSERT_TRUE(false) TH_LOG("no completion in %d ms", DEADLINE_MS);
+	return -1;
+}
+
+/*
  * One RMA (@read or write) of @len bytes between cbuf + @loff and the
  * server's @raddr through @key: 0, or the completion's error (positive
  * FI_E* value) when it failed.
@@ -363,7 +414,6 @@ static int fab_rma(struct __test_metadata *_metadata, struct fab *f,
 		   bool read, size_t loff, __u64 raddr, __u64 key, size_t len)
 {
 	struct fi_context ctx;
-	struct fi_cq_entry comp;
 	__u64 end = now_ms() + DEADLINE_MS;
 	ssize_t n;
 
@@ -377,29 +427,7 @@ static int fab_rma(struct __test_metadata *_metadata, struct fab *f,
 	} while (n == -FI_EAGAIN && now_ms() < end);
 	ASSERT_EQ(0, n) TH_LOG("fi_%s: %s", read ? "read" : "write",
 			       fi_strerror((int)-n));
-	while (now_ms() < end) {
-		n = fi_cq_read(f->ccq, &comp, 1);
-		if (n == -FI_EAGAIN) {
-			usleep(100);
-			continue;
-		}
-		if (n == -FI_EAVAIL) {
-			struct fi_cq_err_entry e = { 0 };
-
-			n = fi_cq_readerr(f->ccq, &e, 0);
-			ASSERT_EQ(1, n);
-			ASSERT_EQ(&ctx, e.op_context);
-			TH_LOG("RMA error: %s (provider %d)", fi_strerror(e.err),
-			       e.prov_errno);
-			ASSERT_NE(0, e.err);
-			return e.err;
-		}
-		ASSERT_EQ(1, n) TH_LOG("fi_cq_read: %s", fi_strerror((int)-n));
-		ASSERT_EQ(&ctx, comp.op_context);
-		return 0;
-	}
-	ASSERT_TRUE(false) TH_LOG("no completion in %d ms", DEADLINE_MS);
-	return -1;
+	return fab_cq_wait(_metadata, f->ccq, &ctx);
 }
 
 /* The MRs of this process on the device, by "rdma res show mr". */
@@ -529,6 +557,48 @@ TEST_F_TIMEOUT(fab, closed_key_refused, T_S)
 	ASSERT_NE(0, err) TH_LOG("a write through a closed MR's key completed");
 	TH_LOG("observed: closed_key_write_err=%s", fi_strerror(err));
 	is_fill(_metadata, "the closed MR's memory", f->sbuf, BUF_LEN, 0xa5);
+}
+
+/*
+ * FI_SEND and FI_RECV: the sender's MR registered with FI_SEND alone, the
+ * receiver's with FI_RECV alone, and a message through their descriptors.
+ * It is longer than the endpoint's inject size: the provider copies a
+ * message up to that size inline and then does not use the descriptor.
+ */
+TEST_F_TIMEOUT(fab, send_recv_access, T_S)
+{
+	struct fab *f = &self->f;
+	size_t off = 100, len = 3000;
+	struct fi_context sctx, rctx;
+	struct fid_mr *smr, *rmr;
+	ssize_t n;
+	int err, ret;
+
+	fab_up(_metadata, f);
+	ASSERT_LT(f->cinfo->tx_attr->inject_size, len);
+	ret = fi_mr_reg(f->domain, f->cbuf + 2 * PAGE, 2 * PAGE, FI_SEND, 0, 0, 0,
+			&smr, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("fi_mr_reg, FI_SEND: %s", fi_strerror(-ret));
+	ret = fi_mr_reg(f->domain, f->sbuf, 2 * PAGE, FI_RECV, 0, 0, 0, &rmr, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("fi_mr_reg, FI_RECV: %s", fi_strerror(-ret));
+	ASSERT_NE(NULL, fi_mr_desc(smr));
+	ASSERT_NE(NULL, fi_mr_desc(rmr));
+
+	fill(f->cbuf + 2 * PAGE, len, 9);
+	n = fi_recv(f->sep, f->sbuf + off, PAGE, fi_mr_desc(rmr), 0, &rctx);
+	ASSERT_EQ(0, n) TH_LOG("fi_recv: %s", fi_strerror((int)-n));
+	n = fi_send(f->cep, f->cbuf + 2 * PAGE, len, fi_mr_desc(smr), 0, &sctx);
+	ASSERT_EQ(0, n) TH_LOG("fi_send: %s", fi_strerror((int)-n));
+	err = fab_cq_wait(_metadata, f->ccq, &sctx);
+	ASSERT_EQ(0, err) TH_LOG("the send: %s", fi_strerror(err));
+	err = fab_cq_wait(_metadata, f->scq, &rctx);
+	ASSERT_EQ(0, err) TH_LOG("the receive: %s", fi_strerror(err));
+	is_pattern(_metadata, "received", f->sbuf + off, len, 9, 0);
+	is_fill(_metadata, "before the message", f->sbuf, off, 0xa5);
+	is_fill(_metadata, "after the message", f->sbuf + off + len,
+		BUF_LEN - off - len, 0xa5);
+	ASSERT_EQ(0, fi_close(&smr->fid));
+	ASSERT_EQ(0, fi_close(&rmr->fid));
 }
 
 /* ---------------------------------------------------------------- */
