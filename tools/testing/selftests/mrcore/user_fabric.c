@@ -601,6 +601,90 @@ TEST_F_TIMEOUT(fab, send_recv_access, T_S)
 	ASSERT_EQ(0, fi_close(&rmr->fid));
 }
 
+/*
+ * A non-zero offset, which the seed reserves ("must be 0") without naming
+ * an error for it: the provider's answer is logged. A registration that
+ * succeeds is in the device's list and closes. The seed gives the
+ * parameter no meaning, so where an RMA write to the buffer's own address
+ * lands through the key is logged, not asserted: at that address, the
+ * offset further on, or neither.
+ */
+TEST_F_TIMEOUT(fab, offset_nonzero, T_S)
+{
+	struct fab *f = &self->f;
+	const size_t at = 2 * PAGE, off = PAGE;
+	struct fid_mr *mr;
+	int before, err, ret;
+
+	fab_up(_metadata, f);
+	before = mr_count(_metadata, f->dev);
+	ret = fi_mr_reg(f->domain, f->sbuf, BUF_LEN, FAB_ACC, off, 0, 0, &mr, NULL);
+	TH_LOG("observed: fab_offset_ret=%s", fi_strerror(-ret));
+	if (ret) {
+		ASSERT_GT(0, ret);
+		ASSERT_EQ(before, mr_count(_metadata, f->dev));
+		return;
+	}
+	ASSERT_EQ(before + 1, mr_count(_metadata, f->dev));
+	fill(f->cbuf, PAGE, 10);
+	err = fab_rma(_metadata, f, false, 0, (uintptr_t)f->sbuf + at,
+		      fi_mr_key(mr), PAGE);
+	TH_LOG("observed: fab_offset_write=%s",
+	       err ? fi_strerror(err) :
+	       pattern_len(f->sbuf + at, PAGE, 10, 0) == PAGE ? "at_address" :
+	       pattern_len(f->sbuf + at + off, PAGE, 10, 0) == PAGE ?
+	       "offset_further" : "neither");
+	ASSERT_EQ(0, fi_close(&mr->fid));
+	ASSERT_EQ(before, mr_count(_metadata, f->dev));
+}
+
+/*
+ * Non-zero flags, which the seed reserves ("must be 0"): a provider that
+ * does not support them answers -FI_EBADFLAGS. Two: FI_RMA_EVENT, the MR
+ * flag of fi_domain.h, which needs FI_MR_RMA_EVENT in the domain's mode
+ * (this domain has none), and bit 14, which no 1.17 flag has. Either
+ * answer of the seed: refused with nothing registered, or registered (0 is
+ * success) with an MR that carries RMA both ways and closes.
+ */
+TEST_F_TIMEOUT(fab, flags_nonzero, T_S)
+{
+	static const struct {
+		const char *name;
+		__u64 flags;
+	} fl[] = {
+		{ "rma_event", FI_RMA_EVENT },
+		{ "bit14", 1ULL << 14 },
+	};
+	struct fab *f = &self->f;
+	struct fid_mr *mr;
+	int before, ret;
+	unsigned int i;
+
+	fab_up(_metadata, f);
+	ASSERT_FALSE(f->cinfo->domain_attr->mr_mode & FI_MR_RMA_EVENT);
+	before = mr_count(_metadata, f->dev);
+	for (i = 0; i < ARRAY_SIZE(fl); i++) {
+		ret = fi_mr_reg(f->domain, f->sbuf, BUF_LEN, FAB_ACC, 0, 0,
+				fl[i].flags, &mr, NULL);
+		TH_LOG("observed: fab_flags_%s_ret=%s", fl[i].name,
+		       fi_strerror(-ret));
+		if (ret) {
+			ASSERT_EQ(-FI_EBADFLAGS, ret) TH_LOG("flags %s: %s",
+							     fl[i].name,
+							     fi_strerror(-ret));
+			ASSERT_EQ(before, mr_count(_metadata, f->dev));
+			continue;
+		}
+		ASSERT_EQ(before + 1, mr_count(_metadata, f->dev));
+		fab_traffic(_metadata, f, mr, 0, 11 + i);
+		ASSERT_EQ(0, fi_close(&mr->fid));
+		ASSERT_EQ(before, mr_count(_metadata, f->dev));
+		/* The next one starts from the untouched buffers. */
+		memset(f->sbuf, 0xa5, BUF_LEN);
+		memset(f->cbuf, 0x5a, BUF_LEN);
+	}
+}
+
 /* ---------------------------------------------------------------- */
 /* libvhca: the equivalents                                         */
 
