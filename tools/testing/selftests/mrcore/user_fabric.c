@@ -31,6 +31,13 @@
  * self-connected RC QP; on rxe0 (MRC_UDEV_TYPE=rxe) each fails with
  * EOPNOTSUPP.
  *
+ * The seed's other items each have a case: the FI_SEND and FI_RECV
+ * rights, the reserved offset and flags, fi_close of an MR in use (the
+ * provider binds MRs to nothing, so it has no -FI_EBUSY), FI_REG_MR
+ * events on an EQ bound to the domain, and the scalable mode, for which
+ * fi_getinfo finds no verbs domain. Where the seed allows more than one
+ * answer, the provider's is logged and must be one of them.
+ *
  * Facts that may differ between devices are logged as "observed:
  * NAME=VALUE"; user_fabric.sh compares them across vhca0 and rxe0.
  *
@@ -82,6 +89,7 @@ struct fab {
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
 	struct fid_eq *eq;
+	struct fid_eq *deq;	/* bound to the domain (FI_REG_MR) */
 	struct fid_pep *pep;
 	struct fid_ep *cep, *sep;
 	struct fid_cq *ccq, *scq;
@@ -145,6 +153,7 @@ FIXTURE_TEARDOWN(fab)
 	fab_close(f->pep ? &f->pep->fid : NULL);
 	fab_close(f->eq ? &f->eq->fid : NULL);
 	fab_close(f->domain ? &f->domain->fid : NULL);
+	fab_close(f->deq ? &f->deq->fid : NULL);
 	fab_close(f->fabric ? &f->fabric->fid : NULL);
 	if (f->sinfo)
 		fi_freeinfo(f->sinfo);
@@ -682,6 +691,162 @@ TEST_F_TIMEOUT(fab, flags_nonzero, T_S)
 		/* The next one starts from the untouched buffers. */
 		memset(f->sbuf, 0xa5, BUF_LEN);
 		memset(f->cbuf, 0x5a, BUF_LEN);
+	}
+}
+
+/*
+ * fi_close's -FI_EBUSY is for an MR that endpoints or counters are still
+ * bound to, and the verbs provider binds an MR to nothing
+ * (mr_bind_refused): it cannot produce that. What it does instead with an
+ * MR in use: the server's MR is closed while a receive posted through its
+ * descriptor is outstanding. The answer is logged and must be one of the
+ * seed's: -FI_EBUSY with the MR kept (the receive then takes a message,
+ * bytes checked, and the MR closes), or 0 with the MR gone from the
+ * device's list. After a 0 a message meets the receive, which must
+ * complete; how is logged (after fi_close "further access to the
+ * registered memory is not guaranteed").
+ */
+TEST_F_TIMEOUT(fab, close_busy, T_S)
+{
+	struct fab *f = &self->f;
+	struct fi_context sctx, rctx;
+	const size_t len = 3000;
+	struct fid_mr *rmr;
+	int before, err, ret;
+	ssize_t n;
+
+	fab_up(_metadata, f);
+	before = mr_count(_metadata, f->dev);
+	ret = fi_mr_reg(f->domain, f->sbuf, BUF_LEN, FI_RECV, 0, 0, 0, &rmr, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("fi_mr_reg, FI_RECV: %s", fi_strerror(-ret));
+	n = fi_recv(f->sep, f->sbuf, PAGE, fi_mr_desc(rmr), 0, &rctx);
+	ASSERT_EQ(0, n) TH_LOG("fi_recv: %s", fi_strerror((int)-n));
+	ret = fi_close(&rmr->fid);
+	TH_LOG("observed: fab_close_busy_ret=%s", fi_strerror(-ret));
+	if (ret)
+		ASSERT_EQ(-FI_EBUSY, ret) TH_LOG("fi_close of the MR: %s",
+						 fi_strerror(-ret));
+	ASSERT_EQ(before + !!ret, mr_count(_metadata, f->dev));
+
+	fill(f->cbuf, len, 12);
+	n = fi_send(f->cep, f->cbuf, len, fi_mr_desc(f->lmr), 0, &sctx);
+	ASSERT_EQ(0, n) TH_LOG("fi_send: %s", fi_strerror((int)-n));
+	err = fab_cq_wait(_metadata, f->scq, &rctx);
+	if (!ret) {
+		TH_LOG("observed: fab_close_busy_recv=%s",
+		       err ? fi_strerror(err) :
+		       pattern_len(f->sbuf, len, 12, 0) == len ? "landed" :
+		       "not_landed");
+		return;
+	}
+	ASSERT_EQ(0, err) TH_LOG("the receive: %s", fi_strerror(err));
+	is_pattern(_metadata, "received", f->sbuf, len, 12, 0);
+	ASSERT_EQ(0, fab_cq_wait(_metadata, f->ccq, &sctx));
+	ret = fi_close(&rmr->fid);
+	ASSERT_EQ(0, ret) TH_LOG("fi_close once idle: %s", fi_strerror(-ret));
+	ASSERT_EQ(before, mr_count(_metadata, f->dev));
+}
+
+/*
+ * Asynchronous registration: the domain bound with FI_REG_MR to an EQ of
+ * its own. A provider may refuse the binding; then its answer is logged
+ * and registration stays what it was. Bound, the seed asks: an event
+ * FI_MR_COMPLETE with the registration's context and its MR, which the
+ * call has written before the event can be read, and no event of a call
+ * that fails (here fi_mr_regv of two entries, which the provider refuses:
+ * regv_two_refused). The MR then carries RMA both ways.
+ */
+TEST_F_TIMEOUT(fab, reg_mr_event, T_S)
+{
+	struct fi_eq_attr ea = { .size = 16, .wait_obj = FI_WAIT_UNSPEC };
+	struct fab *f = &self->f;
+	struct fid_mr *mr = NULL, *bad = NULL;
+	struct fi_eq_entry entry;
+	struct iovec iov[2];
+	__u64 end;
+	__u32 event;
+	int ret, tag;
+	ssize_t n;
+
+	fab_up(_metadata, f);
+	ret = fi_eq_open(f->fabric, &ea, &f->deq, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("fi_eq_open: %s", fi_strerror(-ret));
+	ret = fi_domain_bind(f->domain, &f->deq->fid, FI_REG_MR);
+	TH_LOG("observed: fab_reg_mr_bind_ret=%s", fi_strerror(-ret));
+	if (ret) {
+		ASSERT_GT(0, ret);
+		ret = fi_mr_reg(f->domain, f->sbuf, BUF_LEN, FAB_ACC, 0, 0, 0,
+				&mr, &tag);
+		ASSERT_EQ(0, ret) TH_LOG("fi_mr_reg: %s", fi_strerror(-ret));
+		fab_traffic(_metadata, f, mr, 0, 13);
+		ASSERT_EQ(0, fi_close(&mr->fid));
+		return;
+	}
+
+	iov[0] = (struct iovec){ f->sbuf, PAGE };
+	iov[1] = (struct iovec){ f->sbuf + 4 * PAGE, PAGE };
+	ret = fi_mr_regv(f->domain, iov, 2, FAB_ACC, 0, 0, 0, &bad, iov);
+	ASSERT_NE(0, ret) TH_LOG("fi_mr_regv of two entries registered");
+	ret = fi_mr_reg(f->domain, f->sbuf, BUF_LEN, FAB_ACC, 0, 0, 0, &mr, &tag);
+	ASSERT_EQ(0, ret) TH_LOG("fi_mr_reg: %s", fi_strerror(-ret));
+	ASSERT_NE(NULL, mr);
+
+	end = now_ms() + DEADLINE_MS;
+	do {
+		n = fi_eq_sread(f->deq, &event, &entry, sizeof(entry), 1000, 0);
+	} while (n == -FI_EAGAIN && now_ms() < end);
+	ASSERT_EQ((ssize_t)sizeof(entry), n) TH_LOG("fi_eq_sread: %s",
+						    fi_strerror((int)-n));
+	ASSERT_EQ(FI_MR_COMPLETE, event);
+	ASSERT_EQ(&mr->fid, entry.fid);
+	ASSERT_EQ(&tag, entry.context);
+	/* One event: none of the failed call, before or after. */
+	n = fi_eq_read(f->deq, &event, &entry, sizeof(entry), 0);
+	ASSERT_EQ(-FI_EAGAIN, n) TH_LOG("a second event %u", event);
+
+	fab_traffic(_metadata, f, mr, 0, 13);
+	ASSERT_EQ(0, fi_close(&mr->fid));
+}
+
+/*
+ * Scalable registration (keys the application chooses, addresses from
+ * 0). The verbs provider's domains are FI_MR_VIRT_ADDR | FI_MR_PROV_KEY
+ * (with FI_MR_LOCAL and FI_MR_ALLOCATED), so fi_getinfo finds no verbs
+ * domain for an application that asks for FI_MR_SCALABLE (the 1.0 mode,
+ * FI_LOCAL_MR given as the provider needs local registration) or for a
+ * mode without FI_MR_VIRT_ADDR and FI_MR_PROV_KEY: -FI_ENODATA. The same
+ * hints with the provider's mode find the device first, so the refusals
+ * are the mode's.
+ */
+TEST_F_TIMEOUT(fab, scalable_refused, T_S)
+{
+	static const struct {
+		const char *name;
+		__u64 mode;
+		int mr_mode;
+	} m[] = {
+		{ "scalable", FI_CONTEXT | FI_LOCAL_MR, FI_MR_SCALABLE },
+		{ "no_virt_addr_prov_key", FI_CONTEXT,
+		  FI_MR_LOCAL | FI_MR_ALLOCATED },
+	};
+	struct fab *f = &self->f;
+	struct fi_info *info;
+	unsigned int i;
+	int ret;
+
+	fab_hints(_metadata, f);
+	f->cinfo = fab_getinfo(_metadata, f, false);
+	for (i = 0; i < ARRAY_SIZE(m); i++) {
+		f->hints->mode = m[i].mode;
+		f->hints->domain_attr->mr_mode = m[i].mr_mode;
+		info = NULL;
+		ret = fi_getinfo(FI_VERSION(1, 17), f->addr, f->port, 0,
+				 f->hints, &info);
+		TH_LOG("observed: fab_getinfo_%s_ret=%s", m[i].name,
+		       fi_strerror(-ret));
+		ASSERT_EQ(-FI_ENODATA, ret) TH_LOG("mr_mode %s: %s", m[i].name,
+						   fi_strerror(-ret));
+		ASSERT_EQ(NULL, info);
 	}
 }
 
