@@ -814,7 +814,8 @@ TEST_F_TIMEOUT(fab, reg_mr_event, T_S)
  * (with FI_MR_LOCAL and FI_MR_ALLOCATED), so fi_getinfo finds no verbs
  * domain for an application that asks for FI_MR_SCALABLE (the 1.0 mode,
  * FI_LOCAL_MR given as the provider needs local registration) or for a
- * mode without FI_MR_VIRT_ADDR and FI_MR_PROV_KEY: -FI_ENODATA. The same
+ * mode without FI_MR_VIRT_ADDR and FI_MR_PROV_KEY while its caps (FI_RMA)
+ * make the MRs RMA targets: -FI_ENODATA. The same
  * hints with the provider's mode find the device first, so the refusals
  * are the mode's.
  */
