@@ -198,6 +198,36 @@ static struct rdma_addrinfo *cm_addrinfo(struct __test_metadata *_metadata,
 	return res;
 }
 
+/* The QP attributes of every endpoint of @mode (its address info gives the type). */
+static struct ibv_qp_init_attr cm_qp_attr(enum cm_mode mode)
+{
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 4, .max_recv_sge = 4,
+			 .max_inline_data = mode == CM_UD ? 0 : INLINE_LEN },
+		.sq_sig_all = 0,
+	};
+
+	return qa;
+}
+
+/*
+ * The client's endpoint of @mode, bound to the device and resolved to the
+ * server's address (no listener needed for that), with a QP of @qa or,
+ * for NULL, none.
+ */
+static void cm_client(struct __test_metadata *_metadata, struct rig *r,
+		      enum cm_mode mode, struct ibv_qp_init_attr *qa)
+{
+	int ret;
+
+	r->cres = cm_addrinfo(_metadata, r, false, mode);
+	ret = rdma_create_ep(&r->cli, r->cres, NULL, qa);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_create_ep (active): %s", strerror(errno));
+	ASSERT_STREQ(r->dev, ibv_get_device_name(r->cli->verbs->device));
+	ASSERT_EQ(!!qa, !!r->cli->qp);
+}
+
 /*
  * A server and a client endpoint of @mode, connected; the buffers mapped
  * (server 0xa5, client 0x5a). In CM_RC_SRQ the client's endpoint is made
@@ -207,12 +237,7 @@ static struct rdma_addrinfo *cm_addrinfo(struct __test_metadata *_metadata,
 static void cm_up(struct __test_metadata *_metadata, struct rig *r,
 		  enum cm_mode mode)
 {
-	struct ibv_qp_init_attr qa = {
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 4, .max_recv_sge = 4,
-			 .max_inline_data = mode == CM_UD ? 0 : INLINE_LEN },
-		.sq_sig_all = 0,
-	};
+	struct ibv_qp_init_attr qa = cm_qp_attr(mode);
 	struct ibv_srq_init_attr sa = {
 		.attr = { .max_wr = 16, .max_sge = 4 },
 	};
@@ -234,13 +259,8 @@ static void cm_up(struct __test_metadata *_metadata, struct rig *r,
 	ret = rdma_listen(r->listen, 4);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_listen: %s", strerror(errno));
 
-	r->cres = cm_addrinfo(_metadata, r, false, mode);
-	ret = rdma_create_ep(&r->cli, r->cres, NULL,
-			     mode == CM_RC_SRQ ? NULL : &qa);
-	ASSERT_EQ(0, ret) TH_LOG("rdma_create_ep (active): %s", strerror(errno));
-	ASSERT_STREQ(r->dev, ibv_get_device_name(r->cli->verbs->device));
+	cm_client(_metadata, r, mode, mode == CM_RC_SRQ ? NULL : &qa);
 	if (mode == CM_RC_SRQ) {
-		ASSERT_EQ(NULL, r->cli->qp);
 		ret = rdma_create_srq(r->cli, NULL, &sa);
 		ASSERT_EQ(0, ret) TH_LOG("rdma_create_srq: %s", strerror(errno));
 		ASSERT_NE(NULL, r->cli->srq);
@@ -344,14 +364,15 @@ static void recv_comp(struct __test_metadata *_metadata, struct rdma_cm_id *id,
 /* ---------------------------------------------------------------- */
 /* MRs                                                              */
 
-/* The MRs of this process on the device, by "rdma res show mr". */
-static int mr_count(struct __test_metadata *_metadata, const char *dev)
+/* This process's objects of @kind (mr, srq, cq, qp) on the device, by "rdma res show". */
+static int res_count(struct __test_metadata *_metadata, const char *dev,
+		     const char *kind)
 {
 	char cmd[128], line[512], pid[32];
 	int n = 0, st;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "rdma res show mr dev %s 2>&1", dev);
+	snprintf(cmd, sizeof(cmd), "rdma res show %s dev %s 2>&1", kind, dev);
 	snprintf(pid, sizeof(pid), " pid %d ", getpid());
 	f = popen(cmd, "r");
 	ASSERT_NE(NULL, f) TH_LOG("popen %s: %s", cmd, strerror(errno));
@@ -408,7 +429,7 @@ TEST_F_TIMEOUT(cm, reg_dereg, T_S)
 	int before, ret;
 
 	cm_up(_metadata, r, CM_RC);
-	before = mr_count(_metadata, r->dev);
+	before = res_count(_metadata, r->dev, "mr");
 	m = rdma_reg_msgs(r->srv, r->sbuf, PAGE);
 	mr_is(_metadata, m, r->srv, r->sbuf, PAGE, "rdma_reg_msgs");
 	rmr = rdma_reg_read(r->srv, r->sbuf + PAGE, 2 * PAGE);
@@ -416,7 +437,7 @@ TEST_F_TIMEOUT(cm, reg_dereg, T_S)
 	w = rdma_reg_write(r->srv, r->sbuf + 3 * PAGE, 3 * PAGE);
 	mr_is(_metadata, w, r->srv, r->sbuf + 3 * PAGE, 3 * PAGE,
 	      "rdma_reg_write");
-	ASSERT_EQ(before + 3, mr_count(_metadata, r->dev));
+	ASSERT_EQ(before + 3, res_count(_metadata, r->dev, "mr"));
 	/* Remote rights give an rkey; local write alone may give 0 or lkey. */
 	ASSERT_NE(0, rmr->rkey);
 	ASSERT_NE(0, w->rkey);
@@ -428,7 +449,7 @@ TEST_F_TIMEOUT(cm, reg_dereg, T_S)
 	ASSERT_EQ(0, ret) TH_LOG("rdma_dereg_mr: %s", strerror(errno));
 	ret = rdma_dereg_mr(w);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_dereg_mr: %s", strerror(errno));
-	ASSERT_EQ(before, mr_count(_metadata, r->dev));
+	ASSERT_EQ(before, res_count(_metadata, r->dev, "mr"));
 }
 
 /* ---------------------------------------------------------------- */
@@ -587,6 +608,139 @@ TEST_F_TIMEOUT(cm, srq, T_S)
 		10 * PAGE - 901, 0x5a);
 	ASSERT_EQ(0, rdma_dereg_mr(sm));
 	ASSERT_EQ(0, rdma_dereg_mr(cm));
+}
+
+/*
+ * rdma_destroy_srq, called by the test: it returns nothing and ignores
+ * ibv_destroy_srq's answer (librdmacm 44), so the kernel's list is its
+ * result. The client's SRQ, live (a message taken through it), is gone
+ * from "rdma res show srq" and the id's srq is NULL. The QP that receives
+ * through it goes first (rdma_destroy_qp: an SRQ a QP uses cannot be
+ * destroyed); rdma_destroy_qp takes the id's CQs with it, and the SRQ,
+ * made without an XRC CQ, takes none.
+ */
+TEST_F_TIMEOUT(cm, destroy_srq, T_S)
+{
+	struct rig *r = &self->r;
+	struct ibv_mr *sm, *cm;
+	int cqs, srqs, ret;
+
+	cm_up(_metadata, r, CM_RC_SRQ);
+	sm = rdma_reg_msgs(r->srv, r->sbuf, BUF_LEN);
+	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
+	ASSERT_TRUE(sm && cm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
+	fill(r->sbuf, PAGE, 12);
+	ret = rdma_post_recv(r->cli, r, r->cbuf, PAGE, cm);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv to the SRQ: %s", strerror(errno));
+	ret = rdma_post_send(r->srv, NULL, r->sbuf, 700, sm, IBV_SEND_SIGNALED);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_send: %s", strerror(errno));
+	send_comp(_metadata, r->srv, NULL, IBV_WC_SUCCESS, IBV_WC_SEND, "send");
+	recv_comp(_metadata, r->cli, r, 700, "SRQ receive");
+	is_pattern(_metadata, "received", r->cbuf, 700, 12, 0);
+
+	srqs = res_count(_metadata, r->dev, "srq");
+	ASSERT_LE(1, srqs);
+	rdma_destroy_qp(r->cli);
+	ASSERT_EQ(NULL, r->cli->qp);
+	ASSERT_NE(NULL, r->cli->srq);
+	ASSERT_EQ(srqs, res_count(_metadata, r->dev, "srq"));
+	cqs = res_count(_metadata, r->dev, "cq");
+	rdma_destroy_srq(r->cli);
+	ASSERT_EQ(NULL, r->cli->srq);
+	ASSERT_EQ(srqs - 1, res_count(_metadata, r->dev, "srq"));
+	ASSERT_EQ(cqs, res_count(_metadata, r->dev, "cq"));
+	ASSERT_EQ(0, rdma_dereg_mr(sm));
+	ASSERT_EQ(0, rdma_dereg_mr(cm));
+}
+
+/*
+ * "An rdma_cm_id may only be associated with a single SRQ": a second
+ * rdma_create_srq on an id that has one. librdmacm 44 does not look
+ * (rdma_create_srq_ex): it makes another SRQ and the id keeps the new
+ * one, the first left to the caller. The answer is logged; either way the
+ * id holds one SRQ: refused, errno set and the first kept; or made, the
+ * id's srq the new one and the first, still in the kernel's list,
+ * destroyed by the test. rdma_destroy_srq then frees the id's, and the
+ * list is back where it was.
+ */
+TEST_F_TIMEOUT(cm, srq_second, T_S)
+{
+	const struct ibv_srq_init_attr a = {
+		.attr = { .max_wr = 16, .max_sge = 4 },
+	};
+	struct rig *r = &self->r;
+	struct ibv_srq_init_attr sa = a;
+	struct ibv_srq *first;
+	int err, ret, srqs;
+
+	cm_client(_metadata, r, CM_RC, NULL);
+	srqs = res_count(_metadata, r->dev, "srq");
+	ret = rdma_create_srq(r->cli, NULL, &sa);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_create_srq: %s", strerror(errno));
+	first = r->cli->srq;
+	ASSERT_NE(NULL, first);
+	ASSERT_EQ(srqs + 1, res_count(_metadata, r->dev, "srq"));
+
+	sa = a;
+	ret = rdma_create_srq(r->cli, NULL, &sa);
+	err = ret ? errno : 0;
+	TH_LOG("observed: second_srq=%s", ret ? strerror(err) : "made");
+	if (ret) {
+		ASSERT_EQ(-1, ret);
+		ASSERT_NE(0, err);
+		ASSERT_EQ(first, r->cli->srq);
+		ASSERT_EQ(srqs + 1, res_count(_metadata, r->dev, "srq"));
+	} else {
+		ASSERT_NE(NULL, r->cli->srq);
+		ASSERT_NE(first, r->cli->srq);
+		ASSERT_EQ(srqs + 2, res_count(_metadata, r->dev, "srq"));
+		ret = ibv_destroy_srq(first);
+		ASSERT_EQ(0, ret) TH_LOG("ibv_destroy_srq of the first: %s",
+					 strerror(ret));
+		ASSERT_EQ(srqs + 1, res_count(_metadata, r->dev, "srq"));
+	}
+	rdma_destroy_srq(r->cli);
+	ASSERT_EQ(NULL, r->cli->srq);
+	ASSERT_EQ(srqs, res_count(_metadata, r->dev, "srq"));
+}
+
+/*
+ * The CQ rdma_create_srq makes for an XRC SRQ given none: librxe has no
+ * XRC (no open_xrcd), on either device, so there is no such CQ to see.
+ * What librdmacm does instead: rdma_create_srq_ex of type IBV_SRQT_XRC
+ * (rdma_create_srq picks XRC only for an id of IBV_QPT_XRC_RECV) opens the
+ * device's XRC domain first, which fails with EOPNOTSUPP before any CQ is
+ * made: the id has no SRQ and no CQ, and the kernel's lists are as they
+ * were. Whether the device claims XRC is logged.
+ */
+TEST_F_TIMEOUT(cm, srq_xrc_refused, T_S)
+{
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE,
+		.srq_type = IBV_SRQT_XRC,
+	};
+	struct rig *r = &self->r;
+	struct ibv_device_attr da;
+	int cqs, err, ret, srqs;
+
+	cm_client(_metadata, r, CM_RC, NULL);
+	ret = ibv_query_device(r->cli->verbs, &da);
+	ASSERT_EQ(0, ret) TH_LOG("ibv_query_device: %s", strerror(ret));
+	TH_LOG("observed: dev_cap_xrc=%d", !!(da.device_cap_flags & IBV_DEVICE_XRC));
+	srqs = res_count(_metadata, r->dev, "srq");
+	cqs = res_count(_metadata, r->dev, "cq");
+	ret = rdma_create_srq_ex(r->cli, &sa);
+	err = ret ? errno : 0;
+	TH_LOG("observed: xrc_srq=%s", ret ? strerror(err) : "made");
+	ASSERT_EQ(-1, ret);
+	ASSERT_EQ(EOPNOTSUPP, err) TH_LOG("rdma_create_srq_ex (XRC): %s",
+					  strerror(err));
+	ASSERT_EQ(NULL, r->cli->srq);
+	ASSERT_EQ(NULL, r->cli->recv_cq);
+	ASSERT_EQ(NULL, r->cli->recv_cq_channel);
+	ASSERT_EQ(srqs, res_count(_metadata, r->dev, "srq"));
+	ASSERT_EQ(cqs, res_count(_metadata, r->dev, "cq"));
 }
 
 /*
