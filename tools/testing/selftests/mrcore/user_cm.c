@@ -23,6 +23,12 @@
  * invalid R_Key or access right is a remote access error NAK), and the
  * target bytes stay as they were.
  *
+ * Out of order, what the seed forbids or orders: an MR deregistered
+ * before its endpoint, a post with no QP, a send before the connection,
+ * a second SRQ on an id; and the SRQ's own end (rdma_destroy_srq) and its
+ * XRC kind, which librxe does not have. Where the seed allows more than
+ * one outcome, the one seen is logged and must be one of them.
+ *
  * Facts that may differ between devices without either being wrong are
  * logged as "observed: NAME=VALUE" lines: user_cm.sh compares them across
  * vhca0 and rxe0 and prints any difference.
@@ -42,7 +48,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 
 #include <infiniband/verbs.h>
@@ -55,6 +63,7 @@
 #define UD_GRH		40	/* the GRH ahead of every UD receive */
 #define UD_LEN		512	/* fits the 1024-byte path MTU */
 #define INLINE_LEN	64
+#define DEADLINE_MS	30000	/* for a completion polled for */
 
 enum cm_mode {
 	CM_RC,		/* QPs made by rdma_create_ep() / rdma_get_request() */
@@ -359,6 +368,24 @@ static void recv_comp(struct __test_metadata *_metadata, struct rdma_cm_id *id,
 	ASSERT_EQ((uintptr_t)ctx, wc.wr_id);
 	ASSERT_EQ(IBV_WC_RECV, wc.opcode);
 	ASSERT_EQ(len, wc.byte_len);
+}
+
+/*
+ * The next completion of @cq into @wc, polled for up to DEADLINE_MS: 1,
+ * or 0 when none came (rdma_get_send_comp would wait for ever).
+ */
+static int comp_within(struct __test_metadata *_metadata, struct ibv_cq *cq,
+		       struct ibv_wc *wc)
+{
+	int i, n = 0;
+
+	for (i = 0; i < DEADLINE_MS && !n; i++) {
+		n = ibv_poll_cq(cq, 1, wc);
+		ASSERT_LE(0, n) TH_LOG("ibv_poll_cq: %d", n);
+		if (!n)
+			usleep(1000);
+	}
+	return n;
 }
 
 /* ---------------------------------------------------------------- */
@@ -895,6 +922,197 @@ TEST_F_TIMEOUT(cm, readv, T_S)
 	ASSERT_EQ(0, rdma_dereg_mr(rmr));
 	ASSERT_EQ(0, rdma_dereg_mr(cm[0]));
 	ASSERT_EQ(0, rdma_dereg_mr(cm[1]));
+}
+
+/* ---------------------------------------------------------------- */
+/* Out of order                                                     */
+
+/*
+ * rdma_dereg_mr before rdma_destroy_ep, the order the seed asks for. The
+ * client's MR carries a message, then rdma_dereg_mr takes it out of the
+ * kernel's list, and a send through its lkey (kept from before: the
+ * ibv_mr is freed) fails: refused at the post or completed in error, and
+ * nothing reaches the server's posted receive. Then rdma_destroy_ep of the
+ * client takes its QP; the server's MR is still there.
+ */
+TEST_F_TIMEOUT(cm, dereg_before_destroy, T_S)
+{
+	struct rig *r = &self->r;
+	const size_t len = 3000;
+	struct ibv_mr *sm, *cm;
+	struct ibv_sge sge;
+	int err, mrs, qps, ret;
+	struct ibv_wc wc;
+
+	cm_up(_metadata, r, CM_RC);
+	sm = rdma_reg_msgs(r->srv, r->sbuf, BUF_LEN);
+	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
+	ASSERT_TRUE(sm && cm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
+	mrs = res_count(_metadata, r->dev, "mr");
+	fill(r->cbuf, len, 14);
+	ret = rdma_post_recv(r->srv, r->sbuf, r->sbuf, PAGE, sm);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv: %s", strerror(errno));
+	ret = rdma_post_send(r->cli, r->cbuf, r->cbuf, len, cm, IBV_SEND_SIGNALED);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_send: %s", strerror(errno));
+	send_comp(_metadata, r->cli, r->cbuf, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  "send while registered");
+	recv_comp(_metadata, r->srv, r->sbuf, len, "receive");
+	is_pattern(_metadata, "received", r->sbuf, len, 14, 0);
+
+	sge = (struct ibv_sge){ (uintptr_t)r->cbuf, len, cm->lkey };
+	ret = rdma_dereg_mr(cm);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_dereg_mr: %s", strerror(errno));
+	ASSERT_EQ(mrs - 1, res_count(_metadata, r->dev, "mr"));
+	memset(r->sbuf, 0xa5, BUF_LEN);
+	ret = rdma_post_recv(r->srv, r->sbuf, r->sbuf, PAGE, sm);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv: %s", strerror(errno));
+	ret = rdma_post_sendv(r->cli, r, &sge, 1, IBV_SEND_SIGNALED);
+	err = ret ? errno : 0;
+	if (ret) {
+		TH_LOG("observed: dereg_lkey_send=%s", strerror(err));
+		ASSERT_EQ(-1, ret);
+		ASSERT_NE(0, err);
+	} else {
+		ASSERT_EQ(1, comp_within(_metadata, r->cli->send_cq, &wc))
+			TH_LOG("no completion of the send through the freed lkey");
+		TH_LOG("observed: dereg_lkey_send=%s", ibv_wc_status_str(wc.status));
+		ASSERT_EQ((uintptr_t)r, wc.wr_id);
+		ASSERT_NE(IBV_WC_SUCCESS, wc.status);
+	}
+	is_fill(_metadata, "the server's buffer", r->sbuf, BUF_LEN, 0xa5);
+
+	qps = res_count(_metadata, r->dev, "qp");
+	rdma_destroy_ep(r->cli);
+	r->cli = NULL;
+	ASSERT_EQ(qps - 1, res_count(_metadata, r->dev, "qp"));
+	ASSERT_EQ(mrs - 1, res_count(_metadata, r->dev, "mr"));
+	ASSERT_EQ(0, rdma_dereg_mr(sm));
+}
+
+#define CHILD_POSTED	100	/* the post returned 0 */
+#define CHILD_FAULTED	101	/* it faulted (SIGSEGV) */
+#define CHILD_ERRNO	102	/* refused, errno 0 or above 99 */
+
+static void child_fault(int sig)
+{
+	_exit(CHILD_FAULTED);
+}
+
+/*
+ * rdma_post_send (@recv: rdma_post_recv) of a page of @mr on @id in a
+ * child process, where the call may fault: CHILD_POSTED, CHILD_FAULTED
+ * (the signal caught, so that the kernel logs no fault), CHILD_ERRNO, or
+ * the errno of a refusal.
+ */
+static int post_in_child(struct __test_metadata *_metadata,
+			 struct rdma_cm_id *id, struct ibv_mr *mr, bool recv)
+{
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
+	if (!pid) {
+		struct sigaction sa = { .sa_handler = child_fault };
+		int ret;
+
+		sigaction(SIGSEGV, &sa, NULL);
+		ret = recv ? rdma_post_recv(id, NULL, mr->addr, PAGE, mr) :
+			     rdma_post_send(id, NULL, mr->addr, PAGE, mr,
+					    IBV_SEND_SIGNALED);
+		if (!ret)
+			_exit(CHILD_POSTED);
+		_exit(errno > 0 && errno < CHILD_POSTED ? errno : CHILD_ERRNO);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st)) TH_LOG("the child's status 0x%x", st);
+	return WEXITSTATUS(st);
+}
+
+static const char *child_said(int st)
+{
+	switch (st) {
+	case CHILD_POSTED:
+		return "posted";
+	case CHILD_FAULTED:
+		return "SIGSEGV";
+	case CHILD_ERRNO:
+		return "refused_odd_errno";
+	default:
+		return strerror(st);
+	}
+}
+
+/*
+ * Posting before a QP exists: "Messages may be posted to an rdma_cm_id
+ * only after a queue pair has been associated with it." The client's
+ * endpoint without a QP (or SRQ) but with an MR in the id's PD:
+ * rdma_post_send and rdma_post_recv must not post. librdmacm 44's
+ * rdma_verbs.h passes the id's NULL qp to ibv_post_send/ibv_post_recv
+ * unchecked, which fault rather than refuse, so each call runs in a child
+ * process; its answer is logged.
+ */
+TEST_F_TIMEOUT(cm, post_without_qp, T_S)
+{
+	struct rig *r = &self->r;
+	struct ibv_mr *cm;
+	int st;
+
+	r->cbuf = map_buf(_metadata, 0x5a);
+	cm_client(_metadata, r, CM_RC, NULL);
+	ASSERT_EQ(NULL, r->cli->srq);
+	cm = rdma_reg_msgs(r->cli, r->cbuf, PAGE);
+	mr_is(_metadata, cm, r->cli, r->cbuf, PAGE, "rdma_reg_msgs");
+	st = post_in_child(_metadata, r->cli, cm, false);
+	TH_LOG("observed: noqp_post_send=%s", child_said(st));
+	ASSERT_NE(CHILD_POSTED, st) TH_LOG("rdma_post_send without a QP posted");
+	st = post_in_child(_metadata, r->cli, cm, true);
+	TH_LOG("observed: noqp_post_recv=%s", child_said(st));
+	ASSERT_NE(CHILD_POSTED, st) TH_LOG("rdma_post_recv without a QP posted");
+	ASSERT_EQ(0, rdma_dereg_mr(cm));
+}
+
+/*
+ * Posting before the connection is established: "Send operations may not
+ * be posted to an rdma_cm_id or the corresponding queue pair until a
+ * connection has been established." The client's endpoint with its QP,
+ * which rdma_create_ep leaves in INIT (RTR lasts only inside
+ * rdma_connect, out of the test's reach): rdma_post_send must be refused
+ * (-1 and an errno) or the send flushed (completed in error), not left
+ * pending or sent. Which of the two is logged.
+ */
+TEST_F_TIMEOUT(cm, post_before_established, T_S)
+{
+	struct ibv_qp_init_attr qa = cm_qp_attr(CM_RC), ia;
+	struct rig *r = &self->r;
+	struct ibv_qp_attr a;
+	struct ibv_mr *cm;
+	struct ibv_wc wc;
+	int err, ret;
+
+	r->cbuf = map_buf(_metadata, 0x5a);
+	cm_client(_metadata, r, CM_RC, &qa);
+	ret = ibv_query_qp(r->cli->qp, &a, IBV_QP_STATE, &ia);
+	ASSERT_EQ(0, ret) TH_LOG("ibv_query_qp: %s", strerror(ret));
+	ASSERT_EQ(IBV_QPS_INIT, a.qp_state);
+	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
+	mr_is(_metadata, cm, r->cli, r->cbuf, BUF_LEN, "rdma_reg_msgs");
+	fill(r->cbuf, PAGE, 15);
+	ret = rdma_post_send(r->cli, r, r->cbuf, PAGE, cm, IBV_SEND_SIGNALED);
+	err = ret ? errno : 0;
+	TH_LOG("observed: init_post_send=%s", ret ? strerror(err) : "posted");
+	if (ret) {
+		ASSERT_EQ(-1, ret);
+		ASSERT_NE(0, err);
+	} else {
+		ASSERT_EQ(1, comp_within(_metadata, r->cli->send_cq, &wc))
+			TH_LOG("a send posted in INIT neither refused nor completed");
+		TH_LOG("observed: init_post_send_comp=%s",
+		       ibv_wc_status_str(wc.status));
+		ASSERT_EQ((uintptr_t)r, wc.wr_id);
+		ASSERT_NE(IBV_WC_SUCCESS, wc.status);
+	}
+	ASSERT_EQ(0, rdma_dereg_mr(cm));
 }
 
 /* ---------------------------------------------------------------- */
