@@ -23,6 +23,12 @@
  * invalid R_Key or access right is a remote access error NAK), and the
  * target bytes stay as they were.
  *
+ * Out of order, what the seed forbids or orders: an MR deregistered
+ * before its endpoint, a post with no QP, a send before the connection,
+ * a second SRQ on an id; and the SRQ's own end (rdma_destroy_srq) and its
+ * XRC kind, which librxe does not have. Where the seed allows more than
+ * one outcome, the one seen is logged and must be one of them.
+ *
  * Facts that may differ between devices without either being wrong are
  * logged as "observed: NAME=VALUE" lines: user_cm.sh compares them across
  * vhca0 and rxe0 and prints any difference.
@@ -42,7 +48,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 
 #include <infiniband/verbs.h>
@@ -55,6 +63,7 @@
 #define UD_GRH		40	/* the GRH ahead of every UD receive */
 #define UD_LEN		512	/* fits the 1024-byte path MTU */
 #define INLINE_LEN	64
+#define DEADLINE_MS	30000	/* for a completion polled for */
 
 enum cm_mode {
 	CM_RC,		/* QPs made by rdma_create_ep() / rdma_get_request() */
@@ -198,6 +207,36 @@ static struct rdma_addrinfo *cm_addrinfo(struct __test_metadata *_metadata,
 	return res;
 }
 
+/* The QP attributes of every endpoint of @mode (its address info gives the type). */
+static struct ibv_qp_init_attr cm_qp_attr(enum cm_mode mode)
+{
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 4, .max_recv_sge = 4,
+			 .max_inline_data = mode == CM_UD ? 0 : INLINE_LEN },
+		.sq_sig_all = 0,
+	};
+
+	return qa;
+}
+
+/*
+ * The client's endpoint of @mode, bound to the device and resolved to the
+ * server's address (no listener needed for that), with a QP of @qa or,
+ * for NULL, none.
+ */
+static void cm_client(struct __test_metadata *_metadata, struct rig *r,
+		      enum cm_mode mode, struct ibv_qp_init_attr *qa)
+{
+	int ret;
+
+	r->cres = cm_addrinfo(_metadata, r, false, mode);
+	ret = rdma_create_ep(&r->cli, r->cres, NULL, qa);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_create_ep (active): %s", strerror(errno));
+	ASSERT_STREQ(r->dev, ibv_get_device_name(r->cli->verbs->device));
+	ASSERT_EQ(!!qa, !!r->cli->qp);
+}
+
 /*
  * A server and a client endpoint of @mode, connected; the buffers mapped
  * (server 0xa5, client 0x5a). In CM_RC_SRQ the client's endpoint is made
@@ -207,12 +246,7 @@ static struct rdma_addrinfo *cm_addrinfo(struct __test_metadata *_metadata,
 static void cm_up(struct __test_metadata *_metadata, struct rig *r,
 		  enum cm_mode mode)
 {
-	struct ibv_qp_init_attr qa = {
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 4, .max_recv_sge = 4,
-			 .max_inline_data = mode == CM_UD ? 0 : INLINE_LEN },
-		.sq_sig_all = 0,
-	};
+	struct ibv_qp_init_attr qa = cm_qp_attr(mode);
 	struct ibv_srq_init_attr sa = {
 		.attr = { .max_wr = 16, .max_sge = 4 },
 	};
@@ -234,13 +268,8 @@ static void cm_up(struct __test_metadata *_metadata, struct rig *r,
 	ret = rdma_listen(r->listen, 4);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_listen: %s", strerror(errno));
 
-	r->cres = cm_addrinfo(_metadata, r, false, mode);
-	ret = rdma_create_ep(&r->cli, r->cres, NULL,
-			     mode == CM_RC_SRQ ? NULL : &qa);
-	ASSERT_EQ(0, ret) TH_LOG("rdma_create_ep (active): %s", strerror(errno));
-	ASSERT_STREQ(r->dev, ibv_get_device_name(r->cli->verbs->device));
+	cm_client(_metadata, r, mode, mode == CM_RC_SRQ ? NULL : &qa);
 	if (mode == CM_RC_SRQ) {
-		ASSERT_EQ(NULL, r->cli->qp);
 		ret = rdma_create_srq(r->cli, NULL, &sa);
 		ASSERT_EQ(0, ret) TH_LOG("rdma_create_srq: %s", strerror(errno));
 		ASSERT_NE(NULL, r->cli->srq);
@@ -341,17 +370,36 @@ static void recv_comp(struct __test_metadata *_metadata, struct rdma_cm_id *id,
 	ASSERT_EQ(len, wc.byte_len);
 }
 
+/*
+ * The next completion of @cq into @wc, polled for up to DEADLINE_MS: 1,
+ * or 0 when none came (rdma_get_send_comp would wait for ever).
+ */
+static int comp_within(struct __test_metadata *_metadata, struct ibv_cq *cq,
+		       struct ibv_wc *wc)
+{
+	int i, n = 0;
+
+	for (i = 0; i < DEADLINE_MS && !n; i++) {
+		n = ibv_poll_cq(cq, 1, wc);
+		ASSERT_LE(0, n) TH_LOG("ibv_poll_cq: %d", n);
+		if (!n)
+			usleep(1000);
+	}
+	return n;
+}
+
 /* ---------------------------------------------------------------- */
 /* MRs                                                              */
 
-/* The MRs of this process on the device, by "rdma res show mr". */
-static int mr_count(struct __test_metadata *_metadata, const char *dev)
+/* This process's objects of @kind (mr, srq, cq, qp) on the device, by "rdma res show". */
+static int res_count(struct __test_metadata *_metadata, const char *dev,
+		     const char *kind)
 {
 	char cmd[128], line[512], pid[32];
 	int n = 0, st;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "rdma res show mr dev %s 2>&1", dev);
+	snprintf(cmd, sizeof(cmd), "rdma res show %s dev %s 2>&1", kind, dev);
 	snprintf(pid, sizeof(pid), " pid %d ", getpid());
 	f = popen(cmd, "r");
 	ASSERT_NE(NULL, f) TH_LOG("popen %s: %s", cmd, strerror(errno));
@@ -408,7 +456,7 @@ TEST_F_TIMEOUT(cm, reg_dereg, T_S)
 	int before, ret;
 
 	cm_up(_metadata, r, CM_RC);
-	before = mr_count(_metadata, r->dev);
+	before = res_count(_metadata, r->dev, "mr");
 	m = rdma_reg_msgs(r->srv, r->sbuf, PAGE);
 	mr_is(_metadata, m, r->srv, r->sbuf, PAGE, "rdma_reg_msgs");
 	rmr = rdma_reg_read(r->srv, r->sbuf + PAGE, 2 * PAGE);
@@ -416,7 +464,7 @@ TEST_F_TIMEOUT(cm, reg_dereg, T_S)
 	w = rdma_reg_write(r->srv, r->sbuf + 3 * PAGE, 3 * PAGE);
 	mr_is(_metadata, w, r->srv, r->sbuf + 3 * PAGE, 3 * PAGE,
 	      "rdma_reg_write");
-	ASSERT_EQ(before + 3, mr_count(_metadata, r->dev));
+	ASSERT_EQ(before + 3, res_count(_metadata, r->dev, "mr"));
 	/* Remote rights give an rkey; local write alone may give 0 or lkey. */
 	ASSERT_NE(0, rmr->rkey);
 	ASSERT_NE(0, w->rkey);
@@ -428,7 +476,7 @@ TEST_F_TIMEOUT(cm, reg_dereg, T_S)
 	ASSERT_EQ(0, ret) TH_LOG("rdma_dereg_mr: %s", strerror(errno));
 	ret = rdma_dereg_mr(w);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_dereg_mr: %s", strerror(errno));
-	ASSERT_EQ(before, mr_count(_metadata, r->dev));
+	ASSERT_EQ(before, res_count(_metadata, r->dev, "mr"));
 }
 
 /* ---------------------------------------------------------------- */
@@ -590,6 +638,139 @@ TEST_F_TIMEOUT(cm, srq, T_S)
 }
 
 /*
+ * rdma_destroy_srq, called by the test: it returns nothing and ignores
+ * ibv_destroy_srq's answer (librdmacm 44), so the kernel's list is its
+ * result. The client's SRQ, live (a message taken through it), is gone
+ * from "rdma res show srq" and the id's srq is NULL. The QP that receives
+ * through it goes first (rdma_destroy_qp: an SRQ a QP uses cannot be
+ * destroyed); rdma_destroy_qp takes the id's CQs with it, and the SRQ,
+ * made without an XRC CQ, takes none.
+ */
+TEST_F_TIMEOUT(cm, destroy_srq, T_S)
+{
+	struct rig *r = &self->r;
+	struct ibv_mr *sm, *cm;
+	int cqs, srqs, ret;
+
+	cm_up(_metadata, r, CM_RC_SRQ);
+	sm = rdma_reg_msgs(r->srv, r->sbuf, BUF_LEN);
+	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
+	ASSERT_TRUE(sm && cm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
+	fill(r->sbuf, PAGE, 12);
+	ret = rdma_post_recv(r->cli, r, r->cbuf, PAGE, cm);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv to the SRQ: %s", strerror(errno));
+	ret = rdma_post_send(r->srv, NULL, r->sbuf, 700, sm, IBV_SEND_SIGNALED);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_send: %s", strerror(errno));
+	send_comp(_metadata, r->srv, NULL, IBV_WC_SUCCESS, IBV_WC_SEND, "send");
+	recv_comp(_metadata, r->cli, r, 700, "SRQ receive");
+	is_pattern(_metadata, "received", r->cbuf, 700, 12, 0);
+
+	srqs = res_count(_metadata, r->dev, "srq");
+	ASSERT_LE(1, srqs);
+	rdma_destroy_qp(r->cli);
+	ASSERT_EQ(NULL, r->cli->qp);
+	ASSERT_NE(NULL, r->cli->srq);
+	ASSERT_EQ(srqs, res_count(_metadata, r->dev, "srq"));
+	cqs = res_count(_metadata, r->dev, "cq");
+	rdma_destroy_srq(r->cli);
+	ASSERT_EQ(NULL, r->cli->srq);
+	ASSERT_EQ(srqs - 1, res_count(_metadata, r->dev, "srq"));
+	ASSERT_EQ(cqs, res_count(_metadata, r->dev, "cq"));
+	ASSERT_EQ(0, rdma_dereg_mr(sm));
+	ASSERT_EQ(0, rdma_dereg_mr(cm));
+}
+
+/*
+ * "An rdma_cm_id may only be associated with a single SRQ": a second
+ * rdma_create_srq on an id that has one. librdmacm 44 does not look
+ * (rdma_create_srq_ex): it makes another SRQ and the id keeps the new
+ * one, the first left to the caller. The answer is logged; either way the
+ * id holds one SRQ: refused, errno set and the first kept; or made, the
+ * id's srq the new one and the first, still in the kernel's list,
+ * destroyed by the test. rdma_destroy_srq then frees the id's, and the
+ * list is back where it was.
+ */
+TEST_F_TIMEOUT(cm, srq_second, T_S)
+{
+	const struct ibv_srq_init_attr a = {
+		.attr = { .max_wr = 16, .max_sge = 4 },
+	};
+	struct rig *r = &self->r;
+	struct ibv_srq_init_attr sa = a;
+	struct ibv_srq *first;
+	int err, ret, srqs;
+
+	cm_client(_metadata, r, CM_RC, NULL);
+	srqs = res_count(_metadata, r->dev, "srq");
+	ret = rdma_create_srq(r->cli, NULL, &sa);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_create_srq: %s", strerror(errno));
+	first = r->cli->srq;
+	ASSERT_NE(NULL, first);
+	ASSERT_EQ(srqs + 1, res_count(_metadata, r->dev, "srq"));
+
+	sa = a;
+	ret = rdma_create_srq(r->cli, NULL, &sa);
+	err = ret ? errno : 0;
+	TH_LOG("observed: second_srq=%s", ret ? strerror(err) : "made");
+	if (ret) {
+		ASSERT_EQ(-1, ret);
+		ASSERT_NE(0, err);
+		ASSERT_EQ(first, r->cli->srq);
+		ASSERT_EQ(srqs + 1, res_count(_metadata, r->dev, "srq"));
+	} else {
+		ASSERT_NE(NULL, r->cli->srq);
+		ASSERT_NE(first, r->cli->srq);
+		ASSERT_EQ(srqs + 2, res_count(_metadata, r->dev, "srq"));
+		ret = ibv_destroy_srq(first);
+		ASSERT_EQ(0, ret) TH_LOG("ibv_destroy_srq of the first: %s",
+					 strerror(ret));
+		ASSERT_EQ(srqs + 1, res_count(_metadata, r->dev, "srq"));
+	}
+	rdma_destroy_srq(r->cli);
+	ASSERT_EQ(NULL, r->cli->srq);
+	ASSERT_EQ(srqs, res_count(_metadata, r->dev, "srq"));
+}
+
+/*
+ * The CQ rdma_create_srq makes for an XRC SRQ given none: librxe has no
+ * XRC (no open_xrcd), on either device, so there is no such CQ to see.
+ * What librdmacm does instead: rdma_create_srq_ex of type IBV_SRQT_XRC
+ * (rdma_create_srq picks XRC only for an id of IBV_QPT_XRC_RECV) opens the
+ * device's XRC domain first, which fails with EOPNOTSUPP before any CQ is
+ * made: the id has no SRQ and no CQ, and the kernel's lists are as they
+ * were. Whether the device claims XRC is logged.
+ */
+TEST_F_TIMEOUT(cm, srq_xrc_refused, T_S)
+{
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE,
+		.srq_type = IBV_SRQT_XRC,
+	};
+	struct rig *r = &self->r;
+	struct ibv_device_attr da;
+	int cqs, err, ret, srqs;
+
+	cm_client(_metadata, r, CM_RC, NULL);
+	ret = ibv_query_device(r->cli->verbs, &da);
+	ASSERT_EQ(0, ret) TH_LOG("ibv_query_device: %s", strerror(ret));
+	TH_LOG("observed: dev_cap_xrc=%d", !!(da.device_cap_flags & IBV_DEVICE_XRC));
+	srqs = res_count(_metadata, r->dev, "srq");
+	cqs = res_count(_metadata, r->dev, "cq");
+	ret = rdma_create_srq_ex(r->cli, &sa);
+	err = ret ? errno : 0;
+	TH_LOG("observed: xrc_srq=%s", ret ? strerror(err) : "made");
+	ASSERT_EQ(-1, ret);
+	ASSERT_EQ(EOPNOTSUPP, err) TH_LOG("rdma_create_srq_ex (XRC): %s",
+					  strerror(err));
+	ASSERT_EQ(NULL, r->cli->srq);
+	ASSERT_EQ(NULL, r->cli->recv_cq);
+	ASSERT_EQ(NULL, r->cli->recv_cq_channel);
+	ASSERT_EQ(srqs, res_count(_metadata, r->dev, "srq"));
+	ASSERT_EQ(cqs, res_count(_metadata, r->dev, "cq"));
+}
+
+/*
  * rdma_post_ud_send over RDMA_PS_UDP: the address handle from the SIDR
  * reply; the receive holds the GRH's 40 bytes ahead of the message.
  */
@@ -741,6 +922,197 @@ TEST_F_TIMEOUT(cm, readv, T_S)
 	ASSERT_EQ(0, rdma_dereg_mr(rmr));
 	ASSERT_EQ(0, rdma_dereg_mr(cm[0]));
 	ASSERT_EQ(0, rdma_dereg_mr(cm[1]));
+}
+
+/* ---------------------------------------------------------------- */
+/* Out of order                                                     */
+
+/*
+ * rdma_dereg_mr before rdma_destroy_ep, the order the seed asks for. The
+ * client's MR carries a message, then rdma_dereg_mr takes it out of the
+ * kernel's list, and a send through its lkey (kept from before: the
+ * ibv_mr is freed) fails: refused at the post or completed in error, and
+ * nothing reaches the server's posted receive. Then rdma_destroy_ep of the
+ * client takes its QP; the server's MR is still there.
+ */
+TEST_F_TIMEOUT(cm, dereg_before_destroy, T_S)
+{
+	struct rig *r = &self->r;
+	const size_t len = 3000;
+	struct ibv_mr *sm, *cm;
+	struct ibv_sge sge;
+	int err, mrs, qps, ret;
+	struct ibv_wc wc;
+
+	cm_up(_metadata, r, CM_RC);
+	sm = rdma_reg_msgs(r->srv, r->sbuf, BUF_LEN);
+	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
+	ASSERT_TRUE(sm && cm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
+	mrs = res_count(_metadata, r->dev, "mr");
+	fill(r->cbuf, len, 14);
+	ret = rdma_post_recv(r->srv, r->sbuf, r->sbuf, PAGE, sm);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv: %s", strerror(errno));
+	ret = rdma_post_send(r->cli, r->cbuf, r->cbuf, len, cm, IBV_SEND_SIGNALED);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_send: %s", strerror(errno));
+	send_comp(_metadata, r->cli, r->cbuf, IBV_WC_SUCCESS, IBV_WC_SEND,
+		  "send while registered");
+	recv_comp(_metadata, r->srv, r->sbuf, len, "receive");
+	is_pattern(_metadata, "received", r->sbuf, len, 14, 0);
+
+	sge = (struct ibv_sge){ (uintptr_t)r->cbuf, len, cm->lkey };
+	ret = rdma_dereg_mr(cm);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_dereg_mr: %s", strerror(errno));
+	ASSERT_EQ(mrs - 1, res_count(_metadata, r->dev, "mr"));
+	memset(r->sbuf, 0xa5, BUF_LEN);
+	ret = rdma_post_recv(r->srv, r->sbuf, r->sbuf, PAGE, sm);
+	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv: %s", strerror(errno));
+	ret = rdma_post_sendv(r->cli, r, &sge, 1, IBV_SEND_SIGNALED);
+	err = ret ? errno : 0;
+	if (ret) {
+		TH_LOG("observed: dereg_lkey_send=%s", strerror(err));
+		ASSERT_EQ(-1, ret);
+		ASSERT_NE(0, err);
+	} else {
+		ASSERT_EQ(1, comp_within(_metadata, r->cli->send_cq, &wc))
+			TH_LOG("no completion of the send through the freed lkey");
+		TH_LOG("observed: dereg_lkey_send=%s", ibv_wc_status_str(wc.status));
+		ASSERT_EQ((uintptr_t)r, wc.wr_id);
+		ASSERT_NE(IBV_WC_SUCCESS, wc.status);
+	}
+	is_fill(_metadata, "the server's buffer", r->sbuf, BUF_LEN, 0xa5);
+
+	qps = res_count(_metadata, r->dev, "qp");
+	rdma_destroy_ep(r->cli);
+	r->cli = NULL;
+	ASSERT_EQ(qps - 1, res_count(_metadata, r->dev, "qp"));
+	ASSERT_EQ(mrs - 1, res_count(_metadata, r->dev, "mr"));
+	ASSERT_EQ(0, rdma_dereg_mr(sm));
+}
+
+#define CHILD_POSTED	100	/* the post returned 0 */
+#define CHILD_FAULTED	101	/* it faulted (SIGSEGV) */
+#define CHILD_ERRNO	102	/* refused, errno 0 or above 99 */
+
+static void child_fault(int sig)
+{
+	_exit(CHILD_FAULTED);
+}
+
+/*
+ * rdma_post_send (@recv: rdma_post_recv) of a page of @mr on @id in a
+ * child process, where the call may fault: CHILD_POSTED, CHILD_FAULTED
+ * (the signal caught, so that the kernel logs no fault), CHILD_ERRNO, or
+ * the errno of a refusal.
+ */
+static int post_in_child(struct __test_metadata *_metadata,
+			 struct rdma_cm_id *id, struct ibv_mr *mr, bool recv)
+{
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
+	if (!pid) {
+		struct sigaction sa = { .sa_handler = child_fault };
+		int ret;
+
+		sigaction(SIGSEGV, &sa, NULL);
+		ret = recv ? rdma_post_recv(id, NULL, mr->addr, PAGE, mr) :
+			     rdma_post_send(id, NULL, mr->addr, PAGE, mr,
+					    IBV_SEND_SIGNALED);
+		if (!ret)
+			_exit(CHILD_POSTED);
+		_exit(errno > 0 && errno < CHILD_POSTED ? errno : CHILD_ERRNO);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st)) TH_LOG("the child's status 0x%x", st);
+	return WEXITSTATUS(st);
+}
+
+static const char *child_said(int st)
+{
+	switch (st) {
+	case CHILD_POSTED:
+		return "posted";
+	case CHILD_FAULTED:
+		return "SIGSEGV";
+	case CHILD_ERRNO:
+		return "refused_odd_errno";
+	default:
+		return strerror(st);
+	}
+}
+
+/*
+ * Posting before a QP exists: "Messages may be posted to an rdma_cm_id
+ * only after a queue pair has been associated with it." The client's
+ * endpoint without a QP (or SRQ) but with an MR in the id's PD:
+ * rdma_post_send and rdma_post_recv must not post. librdmacm 44's
+ * rdma_verbs.h passes the id's NULL qp to ibv_post_send/ibv_post_recv
+ * unchecked, which fault rather than refuse, so each call runs in a child
+ * process; its answer is logged.
+ */
+TEST_F_TIMEOUT(cm, post_without_qp, T_S)
+{
+	struct rig *r = &self->r;
+	struct ibv_mr *cm;
+	int st;
+
+	r->cbuf = map_buf(_metadata, 0x5a);
+	cm_client(_metadata, r, CM_RC, NULL);
+	ASSERT_EQ(NULL, r->cli->srq);
+	cm = rdma_reg_msgs(r->cli, r->cbuf, PAGE);
+	mr_is(_metadata, cm, r->cli, r->cbuf, PAGE, "rdma_reg_msgs");
+	st = post_in_child(_metadata, r->cli, cm, false);
+	TH_LOG("observed: noqp_post_send=%s", child_said(st));
+	ASSERT_NE(CHILD_POSTED, st) TH_LOG("rdma_post_send without a QP posted");
+	st = post_in_child(_metadata, r->cli, cm, true);
+	TH_LOG("observed: noqp_post_recv=%s", child_said(st));
+	ASSERT_NE(CHILD_POSTED, st) TH_LOG("rdma_post_recv without a QP posted");
+	ASSERT_EQ(0, rdma_dereg_mr(cm));
+}
+
+/*
+ * Posting before the connection is established: "Send operations may not
+ * be posted to an rdma_cm_id or the corresponding queue pair until a
+ * connection has been established." The client's endpoint with its QP,
+ * which rdma_create_ep leaves in INIT (RTR lasts only inside
+ * rdma_connect, out of the test's reach): rdma_post_send must be refused
+ * (-1 and an errno) or the send flushed (completed in error), not left
+ * pending or sent. Which of the two is logged.
+ */
+TEST_F_TIMEOUT(cm, post_before_established, T_S)
+{
+	struct ibv_qp_init_attr qa = cm_qp_attr(CM_RC), ia;
+	struct rig *r = &self->r;
+	struct ibv_qp_attr a;
+	struct ibv_mr *cm;
+	struct ibv_wc wc;
+	int err, ret;
+
+	r->cbuf = map_buf(_metadata, 0x5a);
+	cm_client(_metadata, r, CM_RC, &qa);
+	ret = ibv_query_qp(r->cli->qp, &a, IBV_QP_STATE, &ia);
+	ASSERT_EQ(0, ret) TH_LOG("ibv_query_qp: %s", strerror(ret));
+	ASSERT_EQ(IBV_QPS_INIT, a.qp_state);
+	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
+	mr_is(_metadata, cm, r->cli, r->cbuf, BUF_LEN, "rdma_reg_msgs");
+	fill(r->cbuf, PAGE, 15);
+	ret = rdma_post_send(r->cli, r, r->cbuf, PAGE, cm, IBV_SEND_SIGNALED);
+	err = ret ? errno : 0;
+	TH_LOG("observed: init_post_send=%s", ret ? strerror(err) : "posted");
+	if (ret) {
+		ASSERT_EQ(-1, ret);
+		ASSERT_NE(0, err);
+	} else {
+		ASSERT_EQ(1, comp_within(_metadata, r->cli->send_cq, &wc))
+			TH_LOG("a send posted in INIT neither refused nor completed");
+		TH_LOG("observed: init_post_send_comp=%s",
+		       ibv_wc_status_str(wc.status));
+		ASSERT_EQ((uintptr_t)r, wc.wr_id);
+		ASSERT_NE(IBV_WC_SUCCESS, wc.status);
+	}
+	ASSERT_EQ(0, rdma_dereg_mr(cm));
 }
 
 /* ---------------------------------------------------------------- */

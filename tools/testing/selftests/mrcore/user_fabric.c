@@ -31,6 +31,13 @@
  * self-connected RC QP; on rxe0 (MRC_UDEV_TYPE=rxe) each fails with
  * EOPNOTSUPP.
  *
+ * The seed's other items each have a case: the FI_SEND and FI_RECV
+ * rights, the reserved offset and flags, fi_close of an MR in use (the
+ * provider binds MRs to nothing, so it has no -FI_EBUSY), FI_REG_MR
+ * events on an EQ bound to the domain, and the scalable mode, for which
+ * fi_getinfo finds no verbs domain. Where the seed allows more than one
+ * answer, the provider's is logged and must be one of them.
+ *
  * Facts that may differ between devices are logged as "observed:
  * NAME=VALUE"; user_fabric.sh compares them across vhca0 and rxe0.
  *
@@ -82,6 +89,7 @@ struct fab {
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
 	struct fid_eq *eq;
+	struct fid_eq *deq;	/* bound to the domain (FI_REG_MR) */
 	struct fid_pep *pep;
 	struct fid_ep *cep, *sep;
 	struct fid_cq *ccq, *scq;
@@ -145,6 +153,7 @@ FIXTURE_TEARDOWN(fab)
 	fab_close(f->pep ? &f->pep->fid : NULL);
 	fab_close(f->eq ? &f->eq->fid : NULL);
 	fab_close(f->domain ? &f->domain->fid : NULL);
+	fab_close(f->deq ? &f->deq->fid : NULL);
 	fab_close(f->fabric ? &f->fabric->fid : NULL);
 	if (f->sinfo)
 		fi_freeinfo(f->sinfo);
@@ -194,16 +203,25 @@ static void fill(__u8 *b, size_t len, unsigned int seed)
 		b[i] = pat(seed, i);
 }
 
-/* @len bytes at @got must be pattern @seed from its byte @from on. */
-static void is_pattern(struct __test_metadata *_metadata, const char *what,
-		       const __u8 *got, size_t len, unsigned int seed,
-		       size_t from)
+/* How many of the @len bytes at @got are pattern @seed from its byte @from on. */
+static size_t pattern_len(const __u8 *got, size_t len, unsigned int seed,
+			  size_t from)
 {
 	size_t i;
 
 	for (i = 0; i < len; i++)
 		if (got[i] != pat(seed, from + i))
 			break;
+	return i;
+}
+
+/* @len bytes at @got must be pattern @seed from its byte @from on. */
+static void is_pattern(struct __test_metadata *_metadata, const char *what,
+		       const __u8 *got, size_t len, unsigned int seed,
+		       size_t from)
+{
+	size_t i = pattern_len(got, len, seed, from);
+
 	ASSERT_EQ(len, i) TH_LOG("%s: byte %zu of %zu is 0x%02x, not the pattern",
 				 what, i, len, got[i]);
 }
@@ -240,6 +258,22 @@ static struct fi_info *fab_getinfo(struct __test_metadata *_metadata,
 	/* The provider chooses the keys: the refusal cases rest on it. */
 	ASSERT_TRUE(info->domain_attr->mr_mode & FI_MR_PROV_KEY);
 	return info;
+}
+
+/* What every case asks for: the verbs provider on the device, FI_EP_MSG. */
+static void fab_hints(struct __test_metadata *_metadata, struct fab *f)
+{
+	f->hints = fi_allocinfo();
+	ASSERT_NE(NULL, f->hints);
+	f->hints->caps = FI_MSG | FI_RMA;
+	f->hints->mode = FI_CONTEXT;
+	f->hints->ep_attr->type = FI_EP_MSG;
+	f->hints->addr_format = FI_SOCKADDR_IN;
+	f->hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+					 FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	f->hints->fabric_attr->prov_name = strdup("verbs");
+	f->hints->domain_attr->name = strdup(f->dev);
+	ASSERT_TRUE(f->hints->fabric_attr->prov_name && f->hints->domain_attr->name);
 }
 
 /* A CQ bound to @ep, the EQ too; the endpoint enabled. */
@@ -280,17 +314,7 @@ static void fab_up(struct __test_metadata *_metadata, struct fab *f)
 
 	f->sbuf = map_buf(_metadata, 0xa5);
 	f->cbuf = map_buf(_metadata, 0x5a);
-	f->hints = fi_allocinfo();
-	ASSERT_NE(NULL, f->hints);
-	f->hints->caps = FI_MSG | FI_RMA;
-	f->hints->mode = FI_CONTEXT;
-	f->hints->ep_attr->type = FI_EP_MSG;
-	f->hints->addr_format = FI_SOCKADDR_IN;
-	f->hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
-					 FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	f->hints->fabric_attr->prov_name = strdup("verbs");
-	f->hints->domain_attr->name = strdup(f->dev);
-	ASSERT_TRUE(f->hints->fabric_attr->prov_name && f->hints->domain_attr->name);
+	fab_hints(_metadata, f);
 
 	f->pinfo = fab_getinfo(_metadata, f, true);
 	f->cinfo = fab_getinfo(_metadata, f, false);
@@ -355,6 +379,42 @@ static void fab_up(struct __test_metadata *_metadata, struct fab *f)
 }
 
 /*
+ * The next completion of @cq, which must be @ctx's, within DEADLINE_MS:
+ * 0, or the completion's error (positive FI_E* value) when it failed.
+ */
+static int fab_cq_wait(struct __test_metadata *_metadata, struct fid_cq *cq,
+		       struct fi_context *ctx)
+{
+	__u64 end = now_ms() + DEADLINE_MS;
+	struct fi_cq_entry comp;
+	ssize_t n;
+
+	while (now_ms() < end) {
+		n = fi_cq_read(cq, &comp, 1);
+		if (n == -FI_EAGAIN) {
+			usleep(100);
+			continue;
+		}
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry e = { 0 };
+
+			n = fi_cq_readerr(cq, &e, 0);
+			ASSERT_EQ(1, n);
+			ASSERT_EQ(ctx, e.op_context);
+			TH_LOG("completion error: %s (provider %d)",
+			       fi_strerror(e.err), e.prov_errno);
+			ASSERT_NE(0, e.err);
+			return e.err;
+		}
+		ASSERT_EQ(1, n) TH_LOG("fi_cq_read: %s", fi_strerror((int)-n));
+		ASSERT_EQ(ctx, comp.op_context);
+		return 0;
+	}
+	ASSERT_TRUE(false) TH_LOG("no completion in %d ms", DEADLINE_MS);
+	return -1;
+}
+
+/*
  * One RMA (@read or write) of @len bytes between cbuf + @loff and the
  * server's @raddr through @key: 0, or the completion's error (positive
  * FI_E* value) when it failed.
@@ -363,7 +423,6 @@ static int fab_rma(struct __test_metadata *_metadata, struct fab *f,
 		   bool read, size_t loff, __u64 raddr, __u64 key, size_t len)
 {
 	struct fi_context ctx;
-	struct fi_cq_entry comp;
 	__u64 end = now_ms() + DEADLINE_MS;
 	ssize_t n;
 
@@ -377,29 +436,7 @@ static int fab_rma(struct __test_metadata *_metadata, struct fab *f,
 	} while (n == -FI_EAGAIN && now_ms() < end);
 	ASSERT_EQ(0, n) TH_LOG("fi_%s: %s", read ? "read" : "write",
 			       fi_strerror((int)-n));
-	while (now_ms() < end) {
-		n = fi_cq_read(f->ccq, &comp, 1);
-		if (n == -FI_EAGAIN) {
-			usleep(100);
-			continue;
-		}
-		if (n == -FI_EAVAIL) {
-			struct fi_cq_err_entry e = { 0 };
-
-			n = fi_cq_readerr(f->ccq, &e, 0);
-			ASSERT_EQ(1, n);
-			ASSERT_EQ(&ctx, e.op_context);
-			TH_LOG("RMA error: %s (provider %d)", fi_strerror(e.err),
-			       e.prov_errno);
-			ASSERT_NE(0, e.err);
-			return e.err;
-		}
-		ASSERT_EQ(1, n) TH_LOG("fi_cq_read: %s", fi_strerror((int)-n));
-		ASSERT_EQ(&ctx, comp.op_context);
-		return 0;
-	}
-	ASSERT_TRUE(false) TH_LOG("no completion in %d ms", DEADLINE_MS);
-	return -1;
+	return fab_cq_wait(_metadata, f->ccq, &ctx);
 }
 
 /* The MRs of this process on the device, by "rdma res show mr". */
@@ -529,6 +566,289 @@ TEST_F_TIMEOUT(fab, closed_key_refused, T_S)
 	ASSERT_NE(0, err) TH_LOG("a write through a closed MR's key completed");
 	TH_LOG("observed: closed_key_write_err=%s", fi_strerror(err));
 	is_fill(_metadata, "the closed MR's memory", f->sbuf, BUF_LEN, 0xa5);
+}
+
+/*
+ * FI_SEND and FI_RECV: the sender's MR registered with FI_SEND alone, the
+ * receiver's with FI_RECV alone, and a message through their descriptors.
+ * It is longer than the endpoint's inject size: the provider copies a
+ * message up to that size inline and then does not use the descriptor.
+ */
+TEST_F_TIMEOUT(fab, send_recv_access, T_S)
+{
+	struct fab *f = &self->f;
+	size_t off = 100, len = 3000;
+	struct fi_context sctx, rctx;
+	struct fid_mr *smr, *rmr;
+	ssize_t n;
+	int err, ret;
+
+	fab_up(_metadata, f);
+	ASSERT_LT(f->cinfo->tx_attr->inject_size, len);
+	ret = fi_mr_reg(f->domain, f->cbuf + 2 * PAGE, 2 * PAGE, FI_SEND, 0, 0, 0,
+			&smr, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("fi_mr_reg, FI_SEND: %s", fi_strerror(-ret));
+	ret = fi_mr_reg(f->domain, f->sbuf, 2 * PAGE, FI_RECV, 0, 0, 0, &rmr, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("fi_mr_reg, FI_RECV: %s", fi_strerror(-ret));
+	ASSERT_NE(NULL, fi_mr_desc(smr));
+	ASSERT_NE(NULL, fi_mr_desc(rmr));
+
+	fill(f->cbuf + 2 * PAGE, len, 9);
+	n = fi_recv(f->sep, f->sbuf + off, PAGE, fi_mr_desc(rmr), 0, &rctx);
+	ASSERT_EQ(0, n) TH_LOG("fi_recv: %s", fi_strerror((int)-n));
+	n = fi_send(f->cep, f->cbuf + 2 * PAGE, len, fi_mr_desc(smr), 0, &sctx);
+	ASSERT_EQ(0, n) TH_LOG("fi_send: %s", fi_strerror((int)-n));
+	err = fab_cq_wait(_metadata, f->ccq, &sctx);
+	ASSERT_EQ(0, err) TH_LOG("the send: %s", fi_strerror(err));
+	err = fab_cq_wait(_metadata, f->scq, &rctx);
+	ASSERT_EQ(0, err) TH_LOG("the receive: %s", fi_strerror(err));
+	is_pattern(_metadata, "received", f->sbuf + off, len, 9, 0);
+	is_fill(_metadata, "before the message", f->sbuf, off, 0xa5);
+	is_fill(_metadata, "after the message", f->sbuf + off + len,
+		BUF_LEN - off - len, 0xa5);
+	ASSERT_EQ(0, fi_close(&smr->fid));
+	ASSERT_EQ(0, fi_close(&rmr->fid));
+}
+
+/*
+ * A non-zero offset, which the seed reserves ("must be 0") without naming
+ * an error for it: the provider's answer is logged. A registration that
+ * succeeds is in the device's list and closes. The seed gives the
+ * parameter no meaning, so where an RMA write to the buffer's own address
+ * lands through the key is logged, not asserted: at that address, the
+ * offset further on, or neither.
+ */
+TEST_F_TIMEOUT(fab, offset_nonzero, T_S)
+{
+	struct fab *f = &self->f;
+	const size_t at = 2 * PAGE, off = PAGE;
+	struct fid_mr *mr;
+	int before, err, ret;
+
+	fab_up(_metadata, f);
+	before = mr_count(_metadata, f->dev);
+	ret = fi_mr_reg(f->domain, f->sbuf, BUF_LEN, FAB_ACC, off, 0, 0, &mr, NULL);
+	TH_LOG("observed: fab_offset_ret=%s", fi_strerror(-ret));
+	if (ret) {
+		ASSERT_GT(0, ret);
+		ASSERT_EQ(before, mr_count(_metadata, f->dev));
+		return;
+	}
+	ASSERT_EQ(before + 1, mr_count(_metadata, f->dev));
+	fill(f->cbuf, PAGE, 10);
+	err = fab_rma(_metadata, f, false, 0, (uintptr_t)f->sbuf + at,
+		      fi_mr_key(mr), PAGE);
+	TH_LOG("observed: fab_offset_write=%s",
+	       err ? fi_strerror(err) :
+	       pattern_len(f->sbuf + at, PAGE, 10, 0) == PAGE ? "at_address" :
+	       pattern_len(f->sbuf + at + off, PAGE, 10, 0) == PAGE ?
+	       "offset_further" : "neither");
+	ASSERT_EQ(0, fi_close(&mr->fid));
+	ASSERT_EQ(before, mr_count(_metadata, f->dev));
+}
+
+/*
+ * Non-zero flags, which the seed reserves ("must be 0"): a provider that
+ * does not support them answers -FI_EBADFLAGS. Two: FI_RMA_EVENT, the MR
+ * flag of fi_domain.h, which needs FI_MR_RMA_EVENT in the domain's mode
+ * (this domain has none), and bit 14, which no 1.17 flag has. Either
+ * answer of the seed: refused with nothing registered, or registered (0 is
+ * success) with an MR that carries RMA both ways and closes.
+ */
+TEST_F_TIMEOUT(fab, flags_nonzero, T_S)
+{
+	static const struct {
+		const char *name;
+		__u64 flags;
+	} fl[] = {
+		{ "rma_event", FI_RMA_EVENT },
+		{ "bit14", 1ULL << 14 },
+	};
+	struct fab *f = &self->f;
+	struct fid_mr *mr;
+	int before, ret;
+	unsigned int i;
+
+	fab_up(_metadata, f);
+	ASSERT_FALSE(f->cinfo->domain_attr->mr_mode & FI_MR_RMA_EVENT);
+	before = mr_count(_metadata, f->dev);
+	for (i = 0; i < ARRAY_SIZE(fl); i++) {
+		ret = fi_mr_reg(f->domain, f->sbuf, BUF_LEN, FAB_ACC, 0, 0,
+				fl[i].flags, &mr, NULL);
+		TH_LOG("observed: fab_flags_%s_ret=%s", fl[i].name,
+		       fi_strerror(-ret));
+		if (ret) {
+			ASSERT_EQ(-FI_EBADFLAGS, ret) TH_LOG("flags %s: %s",
+							     fl[i].name,
+							     fi_strerror(-ret));
+			ASSERT_EQ(before, mr_count(_metadata, f->dev));
+			continue;
+		}
+		ASSERT_EQ(before + 1, mr_count(_metadata, f->dev));
+		fab_traffic(_metadata, f, mr, 0, 11 + i);
+		ASSERT_EQ(0, fi_close(&mr->fid));
+		ASSERT_EQ(before, mr_count(_metadata, f->dev));
+		/* The next one starts from the untouched buffers. */
+		memset(f->sbuf, 0xa5, BUF_LEN);
+		memset(f->cbuf, 0x5a, BUF_LEN);
+	}
+}
+
+/*
+ * fi_close's -FI_EBUSY is for an MR that endpoints or counters are still
+ * bound to, and the verbs provider binds an MR to nothing
+ * (mr_bind_refused): it cannot produce that. What it does instead with an
+ * MR in use: the server's MR is closed while a receive posted through its
+ * descriptor is outstanding. The answer is logged and must be one of the
+ * seed's: -FI_EBUSY with the MR kept (the receive then takes a message,
+ * bytes checked, and the MR closes), or 0 with the MR gone from the
+ * device's list. After a 0 a message meets the receive, which must
+ * complete; how is logged (after fi_close "further access to the
+ * registered memory is not guaranteed").
+ */
+TEST_F_TIMEOUT(fab, close_busy, T_S)
+{
+	struct fab *f = &self->f;
+	struct fi_context sctx, rctx;
+	const size_t len = 3000;
+	struct fid_mr *rmr;
+	int before, err, ret;
+	ssize_t n;
+
+	fab_up(_metadata, f);
+	before = mr_count(_metadata, f->dev);
+	ret = fi_mr_reg(f->domain, f->sbuf, BUF_LEN, FI_RECV, 0, 0, 0, &rmr, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("fi_mr_reg, FI_RECV: %s", fi_strerror(-ret));
+	n = fi_recv(f->sep, f->sbuf, PAGE, fi_mr_desc(rmr), 0, &rctx);
+	ASSERT_EQ(0, n) TH_LOG("fi_recv: %s", fi_strerror((int)-n));
+	ret = fi_close(&rmr->fid);
+	TH_LOG("observed: fab_close_busy_ret=%s", fi_strerror(-ret));
+	if (ret)
+		ASSERT_EQ(-FI_EBUSY, ret) TH_LOG("fi_close of the MR: %s",
+						 fi_strerror(-ret));
+	ASSERT_EQ(before + !!ret, mr_count(_metadata, f->dev));
+
+	fill(f->cbuf, len, 12);
+	n = fi_send(f->cep, f->cbuf, len, fi_mr_desc(f->lmr), 0, &sctx);
+	ASSERT_EQ(0, n) TH_LOG("fi_send: %s", fi_strerror((int)-n));
+	err = fab_cq_wait(_metadata, f->scq, &rctx);
+	if (!ret) {
+		TH_LOG("observed: fab_close_busy_recv=%s",
+		       err ? fi_strerror(err) :
+		       pattern_len(f->sbuf, len, 12, 0) == len ? "landed" :
+		       "not_landed");
+		return;
+	}
+	ASSERT_EQ(0, err) TH_LOG("the receive: %s", fi_strerror(err));
+	is_pattern(_metadata, "received", f->sbuf, len, 12, 0);
+	ASSERT_EQ(0, fab_cq_wait(_metadata, f->ccq, &sctx));
+	ret = fi_close(&rmr->fid);
+	ASSERT_EQ(0, ret) TH_LOG("fi_close once idle: %s", fi_strerror(-ret));
+	ASSERT_EQ(before, mr_count(_metadata, f->dev));
+}
+
+/*
+ * Asynchronous registration: the domain bound with FI_REG_MR to an EQ of
+ * its own. A provider may refuse the binding; then its answer is logged
+ * and registration stays what it was. Bound, the seed asks: an event
+ * FI_MR_COMPLETE with the registration's context and its MR, which the
+ * call has written before the event can be read, and no event of a call
+ * that fails (here fi_mr_regv of two entries, which the provider refuses:
+ * regv_two_refused). The MR then carries RMA both ways.
+ */
+TEST_F_TIMEOUT(fab, reg_mr_event, T_S)
+{
+	struct fi_eq_attr ea = { .size = 16, .wait_obj = FI_WAIT_UNSPEC };
+	struct fab *f = &self->f;
+	struct fid_mr *mr = NULL, *bad = NULL;
+	struct fi_eq_entry entry;
+	struct iovec iov[2];
+	__u64 end;
+	__u32 event;
+	int ret, tag;
+	ssize_t n;
+
+	fab_up(_metadata, f);
+	ret = fi_eq_open(f->fabric, &ea, &f->deq, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("fi_eq_open: %s", fi_strerror(-ret));
+	ret = fi_domain_bind(f->domain, &f->deq->fid, FI_REG_MR);
+	TH_LOG("observed: fab_reg_mr_bind_ret=%s", fi_strerror(-ret));
+	if (ret) {
+		ASSERT_GT(0, ret);
+		ret = fi_mr_reg(f->domain, f->sbuf, BUF_LEN, FAB_ACC, 0, 0, 0,
+				&mr, &tag);
+		ASSERT_EQ(0, ret) TH_LOG("fi_mr_reg: %s", fi_strerror(-ret));
+		fab_traffic(_metadata, f, mr, 0, 13);
+		ASSERT_EQ(0, fi_close(&mr->fid));
+		return;
+	}
+
+	iov[0] = (struct iovec){ f->sbuf, PAGE };
+	iov[1] = (struct iovec){ f->sbuf + 4 * PAGE, PAGE };
+	ret = fi_mr_regv(f->domain, iov, 2, FAB_ACC, 0, 0, 0, &bad, iov);
+	ASSERT_NE(0, ret) TH_LOG("fi_mr_regv of two entries registered");
+	ret = fi_mr_reg(f->domain, f->sbuf, BUF_LEN, FAB_ACC, 0, 0, 0, &mr, &tag);
+	ASSERT_EQ(0, ret) TH_LOG("fi_mr_reg: %s", fi_strerror(-ret));
+	ASSERT_NE(NULL, mr);
+
+	end = now_ms() + DEADLINE_MS;
+	do {
+		n = fi_eq_sread(f->deq, &event, &entry, sizeof(entry), 1000, 0);
+	} while (n == -FI_EAGAIN && now_ms() < end);
+	ASSERT_EQ((ssize_t)sizeof(entry), n) TH_LOG("fi_eq_sread: %s",
+						    fi_strerror((int)-n));
+	ASSERT_EQ(FI_MR_COMPLETE, event);
+	ASSERT_EQ(&mr->fid, entry.fid);
+	ASSERT_EQ(&tag, entry.context);
+	/* One event: none of the failed call, before or after. */
+	n = fi_eq_read(f->deq, &event, &entry, sizeof(entry), 0);
+	ASSERT_EQ(-FI_EAGAIN, n) TH_LOG("a second event %u", event);
+
+	fab_traffic(_metadata, f, mr, 0, 13);
+	ASSERT_EQ(0, fi_close(&mr->fid));
+}
+
+/*
+ * Scalable registration (keys the application chooses, addresses from
+ * 0). The verbs provider's domains are FI_MR_VIRT_ADDR | FI_MR_PROV_KEY
+ * (with FI_MR_LOCAL and FI_MR_ALLOCATED), so fi_getinfo finds no verbs
+ * domain for an application that asks for FI_MR_SCALABLE (the 1.0 mode,
+ * FI_LOCAL_MR given as the provider needs local registration) or for a
+ * mode without FI_MR_VIRT_ADDR and FI_MR_PROV_KEY while its caps (FI_RMA)
+ * make the MRs RMA targets: -FI_ENODATA. The same
+ * hints with the provider's mode find the device first, so the refusals
+ * are the mode's.
+ */
+TEST_F_TIMEOUT(fab, scalable_refused, T_S)
+{
+	static const struct {
+		const char *name;
+		__u64 mode;
+		int mr_mode;
+	} m[] = {
+		{ "scalable", FI_CONTEXT | FI_LOCAL_MR, FI_MR_SCALABLE },
+		{ "no_virt_addr_prov_key", FI_CONTEXT,
+		  FI_MR_LOCAL | FI_MR_ALLOCATED },
+	};
+	struct fab *f = &self->f;
+	struct fi_info *info;
+	unsigned int i;
+	int ret;
+
+	fab_hints(_metadata, f);
+	f->cinfo = fab_getinfo(_metadata, f, false);
+	for (i = 0; i < ARRAY_SIZE(m); i++) {
+		f->hints->mode = m[i].mode;
+		f->hints->domain_attr->mr_mode = m[i].mr_mode;
+		info = NULL;
+		ret = fi_getinfo(FI_VERSION(1, 17), f->addr, f->port, 0,
+				 f->hints, &info);
+		TH_LOG("observed: fab_getinfo_%s_ret=%s", m[i].name,
+		       fi_strerror(-ret));
+		ASSERT_EQ(-FI_ENODATA, ret) TH_LOG("mr_mode %s: %s", m[i].name,
+						   fi_strerror(-ret));
+		ASSERT_EQ(NULL, info);
+	}
 }
 
 /* ---------------------------------------------------------------- */
