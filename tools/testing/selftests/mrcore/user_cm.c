@@ -395,19 +395,25 @@ static int comp_within(struct __test_metadata *_metadata, struct ibv_cq *cq,
 static int res_count(struct __test_metadata *_metadata, const char *dev,
 		     const char *kind)
 {
-	char cmd[128], line[512], pid[32];
+	char cmd[128], line[512], last[512] = "", pid[32];
 	int n = 0, st;
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "rdma res show %s dev %s 2>&1", kind, dev);
+	/* rdma filters QPs by link (DEV or DEV/PORT), the rest by dev. */
+	snprintf(cmd, sizeof(cmd), "rdma res show %s %s %s 2>&1", kind,
+		 strcmp(kind, "qp") ? "dev" : "link", dev);
 	snprintf(pid, sizeof(pid), " pid %d ", getpid());
 	f = popen(cmd, "r");
 	ASSERT_NE(NULL, f) TH_LOG("popen %s: %s", cmd, strerror(errno));
-	while (fgets(line, sizeof(line), f))
+	while (fgets(line, sizeof(line), f)) {
 		if (strstr(line, pid))
 			n++;
+		else
+			memcpy(last, line, sizeof(last));
+	}
 	st = pclose(f);
-	ASSERT_EQ(0, st) TH_LOG("%s: status 0x%x", cmd, st);
+	ASSERT_EQ(0, st) TH_LOG("%s: status 0x%x, last other line: %s", cmd,
+				st, last);
 	return n;
 }
 
