@@ -353,8 +353,13 @@ static int mrc_dmabuf_check(const struct mrc_pd *pd, u64 offset, u64 length,
 	ret = mrc_check_pd(pd) ?: mrc_check_access(access);
 	if (ret)
 		return ret;
-	/* The key's addresses are given: nothing to put at 0. */
-	if (access & MRC_ACCESS_ZERO_BASED)
+	/*
+	 * ibv_reg_dmabuf_mr(3): "only the following flags are supported:"
+	 * the four rights and RELAXED_ORDERING. Not ZERO_BASED (the key's
+	 * addresses are given), ON_DEMAND (the exporter moves the buffer,
+	 * not faults), HUGETLB (the exporter's pages are its own) or MW_BIND.
+	 */
+	if (access & ~MRC_DMABUF_ACCESS)
 		return -EOPNOTSUPP;
 	if (!pd->mdev->dma_dev)
 		return -EOPNOTSUPP;
@@ -491,7 +496,8 @@ static int mrc_dmabuf_install(struct mrc_dmabuf *db)
  * @length: bytes
  * @iova: address of the first byte in the key's address space; its offset
  *	in the page must equal @offset's
- * @access: MRC_ACCESS_* rights; ON_DEMAND and ZERO_BASED are refused
+ * @access: MRC_ACCESS_* rights and RELAXED_ORDERING; every other bit
+ *	is refused (ZERO_BASED, ON_DEMAND, HUGETLB, MW_BIND)
  *
  * The buffer is attached on the device's DMA device and registered in MTT
  * mode, one PAGE_SIZE entry per page the range touches. With
@@ -505,7 +511,8 @@ static int mrc_dmabuf_install(struct mrc_dmabuf *db)
  * @length, an @offset + @length or @iova + @length that wraps, page
  * offsets of @offset and @iova that differ, a range beyond the buffer,
  * or an @fd that is not a dma-buf; -EBADF for a bad @fd; -EOPNOTSUPP for
- * ON_DEMAND or ZERO_BASED, or a device without a DMA device; -ENOSPC
+ * ZERO_BASED, ON_DEMAND, HUGETLB or MW_BIND, or a device without a DMA
+ * device; -ENOSPC
  * when no key or translation space is free; -ENOMEM; or the error of
  * attaching, pinning or mapping the buffer, or of a backend op.
  */

@@ -511,6 +511,12 @@ void mrc_xlt_free(struct mrc_device *mdev, struct mrc_xlt *xlt);
 				 MRC_ACCESS_ZERO_BASED |		\
 				 MRC_ACCESS_HUGETLB |			\
 				 MRC_ACCESS_RELAXED_ORDERING)
+/* What a dma-buf MR takes (ibv_reg_dmabuf_mr(3)). */
+#define MRC_DMABUF_ACCESS	(MRC_ACCESS_LOCAL_WRITE |		\
+				 MRC_ACCESS_REMOTE_WRITE |		\
+				 MRC_ACCESS_REMOTE_READ |		\
+				 MRC_ACCESS_REMOTE_ATOMIC |		\
+				 MRC_ACCESS_RELAXED_ORDERING)
 /* The bits a device context carries. */
 #define MRC_ACCESS_HW_MASK	(MRC_ACCESS_LOCAL_WRITE |		\
 				 MRC_ACCESS_REMOTE_WRITE |		\

@@ -866,7 +866,7 @@ static int db_rereg_access(int fd, uint32_t handle, uint32_t access)
 
 /*
  * Bad descriptors and ranges are refused before anything is attached;
- * ON_DEMAND and ZERO_BASED are not offered, nor is rereg; the exporter's
+ * ON_DEMAND, ZERO_BASED, MW_BIND and HUGETLB are not offered, nor is rereg; the exporter's
  * own ioctls check their input. Nothing is left behind: no key, no
  * attachment.
  */
@@ -902,6 +902,11 @@ TEST_F(dmabuf, bad_inputs)
 				      LW | MRCT_ACCESS_ON_DEMAND, &mr));
 	EXPECT_EQ(-EOPNOTSUPP, db_reg(self->fd, bfd, 0, PAGE, 0,
 				      LW | MRCT_ACCESS_ZERO_BASED, &mr));
+	/* ibv_reg_dmabuf_mr(3): only the rights and RELAXED_ORDERING. */
+	EXPECT_EQ(-EOPNOTSUPP, db_reg(self->fd, bfd, 0, PAGE, DB_IOVA,
+				      LW | MRCT_ACCESS_MW_BIND, &mr));
+	EXPECT_EQ(-EOPNOTSUPP, db_reg(self->fd, bfd, 0, PAGE, DB_IOVA,
+				      LW | MRCT_ACCESS_HUGETLB, &mr));
 	/* Remote write without local write: the usual -EINVAL. */
 	EXPECT_EQ(-EINVAL, db_reg(self->fd, bfd, 0, PAGE, DB_IOVA, RW, &mr));
 	EXPECT_EQ(mkeys0, db_dbg("stats", "mkeys"));

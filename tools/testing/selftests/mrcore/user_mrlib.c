@@ -882,6 +882,50 @@ static void dbuf_rw(struct __test_metadata *_metadata, struct dbuf *d,
 	ASSERT_EQ(0, ret) TH_LOG("MRCT_DMABUF_RW: %s", strerror(-ret));
 }
 
+/*
+ * A FETCH_AND_ADD of 5 by the pair through @mr's rkey on the u64 at byte
+ * 8 of @d (at IOVA_DB + 8): the old value comes back, the buffer holds the
+ * sum, its neighbours unchanged.
+ */
+static void dbuf_fetch_add(struct __test_metadata *_metadata, struct rig *r,
+			   struct dbuf *d, struct ibv_mr *mr)
+{
+	struct pair *p = &r->p;
+	uint64_t was[3] = { 0x1111, 0x7000000000000001ULL, 0x3333 }, now[3];
+	uint64_t *old = (uint64_t *)(p->buf + RD_OFF);
+	struct ibv_sge sge = { .addr = (uintptr_t)old, .length = 8,
+			       .lkey = p->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = ++p->wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.atomic = { .remote_addr = IOVA_DB + 8, .compare_add = 5,
+			       .rkey = mr->rkey },
+	}, *bad;
+	uint64_t end = now_ms() + DEADLINE_S * 1000ULL;
+	struct ibv_wc wc;
+	int n = 0, ret;
+
+	dbuf_rw(_metadata, d, 0, was, sizeof(was), true);
+	*old = 0;
+	ret = ibv_post_send(p->qp[0], &wr, &bad);
+	ASSERT_EQ(0, ret) TH_LOG("ibv_post_send: %s", strerror(ret));
+	while (!n && now_ms() < end) {
+		n = ibv_poll_cq(p->cq, 1, &wc);
+		ASSERT_LE(0, n);
+		if (!n)
+			usleep(1000);
+	}
+	ASSERT_EQ(1, n) TH_LOG("no completion of the FETCH_AND_ADD");
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status)
+		TH_LOG("FETCH_AND_ADD: %s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(was[1], *old);
+	dbuf_rw(_metadata, d, 0, now, sizeof(now), false);
+	EXPECT_EQ(was[0], now[0]);
+	EXPECT_EQ(was[1] + 5, now[1]);
+	EXPECT_EQ(was[2], now[2]);
+}
+
 static void dbuf_free(struct dbuf *d)
 {
 	if (d->map)
@@ -1938,8 +1982,54 @@ TEST_F_TIMEOUT(dmabuf, bad, T_S)
 		  vhcav_reg_dmabuf_mr(r->pd, 0, len, IOVA_DB, d.fd, RW | RR));
 	WANT_NULL2(EINVAL, EOPNOTSUPP, "ON_DEMAND",
 		   vhcav_reg_dmabuf_mr(r->pd, 0, len, IOVA_DB, d.fd, ACC | ODP));
+	/*
+	 * ibv_reg_dmabuf_mr(3): only the rights and RELAXED_ORDERING.
+	 * ib_uverbs' REG_DMABUF_MR refuses the rest (EINVAL) before vhca
+	 * sees them; mrcore's own refusal (EOPNOTSUPP) is dmabuf_tests.c's.
+	 */
+	WANT_NULL(EINVAL, "MW_BIND",
+		  vhcav_reg_dmabuf_mr(r->pd, 0, len, IOVA_DB, d.fd,
+				      ACC | IBV_ACCESS_MW_BIND));
+	WANT_NULL(EINVAL, "ZERO_BASED",
+		  vhcav_reg_dmabuf_mr(r->pd, 0, len, IOVA_DB, d.fd,
+				      ACC | IBV_ACCESS_ZERO_BASED));
+	WANT_NULL(EINVAL, "HUGETLB",
+		  vhcav_reg_dmabuf_mr(r->pd, 0, len, IOVA_DB, d.fd,
+				      ACC | IBV_ACCESS_HUGETLB));
 	SAME_MRS(base, "after the refused registrations");
 	close(mfd);
+	dbuf_free(&d);
+}
+
+/*
+ * The other two flags ibv_reg_dmabuf_mr(3) supports, REMOTE_ATOMIC and
+ * RELAXED_ORDERING: registered, the rights kept (an atomic through the
+ * rkey lands), dereg leaves nothing.
+ */
+TEST_F_TIMEOUT(dmabuf, atomic_relaxed, T_S)
+{
+	int kind = dbuf_have(DB_UDMABUF) ? DB_UDMABUF : DB_MRCT;
+	const int acc = ACC | IBV_ACCESS_REMOTE_ATOMIC |
+			IBV_ACCESS_RELAXED_ORDERING;
+	const size_t len = 4 * PAGE;
+	struct rig *r = &self->r;
+	struct ibv_mr *mr;
+	struct dbuf d;
+	int base;
+
+	if (!self->r.vhca)
+		SKIP(return, "%s is not a vhca device", self->r.name);
+	if (!dbuf_have(kind))
+		SKIP(return, "no dma-buf exporter (/dev/udmabuf, /dev/%s)",
+		     MRCT_DEV_NAME);
+	rig_pair(_metadata, r);
+	dbuf_make(_metadata, &d, kind, len);
+	base = own_mrs(_metadata);
+	mr = vhcav_reg_dmabuf_mr(r->pd, 0, len, IOVA_DB, d.fd, acc);
+	ASSERT_NE(NULL, mr) TH_LOG("vhcav_reg_dmabuf_mr: %s", strerror(errno));
+	dbuf_fetch_add(_metadata, r, &d, mr);
+	ASSERT_EQ(0, ibv_dereg_mr(mr));
+	SAME_MRS(base, "after ibv_dereg_mr");
 	dbuf_free(&d);
 }
 
