@@ -23,7 +23,8 @@
 #
 # (6.1's harness leaves the name out of a SKIP line, so names come from
 # its "RUN" lines.) The reason is the first "Expected" line that PROG.c or
-# mrct_util.h logged, else their first line, else the last log line. The
+# a shared header (mrct_util.h, user_util.h) logged, else their first
+# line, else the last log line. The
 # log lines of a failed case are printed above it; the "differs:" log
 # lines of a case that passed (a device other than vhca that saw another
 # error status or QP state than IBTA) are printed under it as comments. SOFT=1 prints every line as a comment and always
@@ -32,7 +33,7 @@
 tap_to_lines() {
 	awk -v pfx="$1" -v prog="$2" -v soft="${3:-0}" '
 	# A log line of an assertion or TH_LOG, in the program or its helpers
-	BEGIN { src = "(" prog "\\.c|mrct_util\\.h):[0-9]+:" }
+	BEGIN { src = "(" prog "\\.c|mrct_util\\.h|user_util\\.h):[0-9]+:" }
 	function out(s) { print (soft ? "# " : "") s }
 	function flush_msgs(   i) {
 		for (i = 1; i <= nlog; i++)

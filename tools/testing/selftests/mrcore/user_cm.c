@@ -57,6 +57,8 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
+#include "user_util.h"
+
 #define PAGE		4096UL
 #define BUF_LEN		(16 * PAGE)
 #define T_S		120	/* per test: TCG, a debug kernel */
@@ -136,53 +138,6 @@ static void *connect_thread(void *arg)
 	return NULL;
 }
 
-static __u8 *map_buf(struct __test_metadata *_metadata, __u8 fill)
-{
-	__u8 *b = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	ASSERT_NE(MAP_FAILED, b) TH_LOG("mmap: %s", strerror(errno));
-	memset(b, fill, BUF_LEN);
-	return b;
-}
-
-/* @len bytes of pattern @seed at @b: byte i is a function of (seed, i). */
-static void fill(__u8 *b, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		b[i] = (__u8)(seed * 131 + i * 7 + (i >> 8));
-}
-
-/* @len bytes at @got must be pattern @seed from its byte @from on. */
-static void is_pattern(struct __test_metadata *_metadata, const char *what,
-		       const __u8 *got, size_t len, unsigned int seed,
-		       size_t from)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (got[i] != (__u8)(seed * 131 + (from + i) * 7 +
-					((from + i) >> 8)))
-			break;
-	ASSERT_EQ(len, i) TH_LOG("%s: byte %zu of %zu is 0x%02x, not the pattern",
-				 what, i, len, got[i]);
-}
-
-/* @len bytes at @got must all be @byte (untouched fill). */
-static void is_fill(struct __test_metadata *_metadata, const char *what,
-		    const __u8 *got, size_t len, __u8 byte)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (got[i] != byte)
-			break;
-	ASSERT_EQ(len, i) TH_LOG("%s: byte %zu of %zu is 0x%02x, want 0x%02x untouched",
-				 what, i, len, got[i], byte);
-}
-
 static struct rdma_addrinfo *cm_addrinfo(struct __test_metadata *_metadata,
 					 struct rig *r, bool passive,
 					 enum cm_mode mode)
@@ -255,8 +210,8 @@ static void cm_up(struct __test_metadata *_metadata, struct rig *r,
 	pthread_t thr;
 	int ret;
 
-	r->sbuf = map_buf(_metadata, 0xa5);
-	r->cbuf = map_buf(_metadata, 0x5a);
+	r->sbuf = uu_map_buf(_metadata, BUF_LEN, 0xa5);
+	r->cbuf = uu_map_buf(_metadata, BUF_LEN, 0x5a);
 
 	r->lres = cm_addrinfo(_metadata, r, true, mode);
 	ret = rdma_create_ep(&r->listen, r->lres, NULL, &lqa);
@@ -391,32 +346,6 @@ static int comp_within(struct __test_metadata *_metadata, struct ibv_cq *cq,
 /* ---------------------------------------------------------------- */
 /* MRs                                                              */
 
-/* This process's objects of @kind (mr, srq, cq, qp) on the device, by "rdma res show". */
-static int res_count(struct __test_metadata *_metadata, const char *dev,
-		     const char *kind)
-{
-	char cmd[128], line[512], last[512] = "", pid[32];
-	int n = 0, st;
-	FILE *f;
-
-	/* rdma filters QPs by link (DEV or DEV/PORT), the rest by dev. */
-	snprintf(cmd, sizeof(cmd), "rdma res show %s %s %s 2>&1", kind,
-		 strcmp(kind, "qp") ? "dev" : "link", dev);
-	snprintf(pid, sizeof(pid), " pid %d ", getpid());
-	f = popen(cmd, "r");
-	ASSERT_NE(NULL, f) TH_LOG("popen %s: %s", cmd, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		if (strstr(line, pid))
-			n++;
-		else
-			memcpy(last, line, sizeof(last));
-	}
-	st = pclose(f);
-	ASSERT_EQ(0, st) TH_LOG("%s: status 0x%x, last other line: %s", cmd,
-				st, last);
-	return n;
-}
-
 /* The public fields librdmacm's registration calls must fill. */
 static void mr_is(struct __test_metadata *_metadata, struct ibv_mr *mr,
 		  struct rdma_cm_id *id, void *addr, size_t len,
@@ -462,7 +391,7 @@ TEST_F_TIMEOUT(cm, reg_dereg, T_S)
 	int before, ret;
 
 	cm_up(_metadata, r, CM_RC);
-	before = res_count(_metadata, r->dev, "mr");
+	before = uu_res_count(_metadata, r->dev, "mr");
 	m = rdma_reg_msgs(r->srv, r->sbuf, PAGE);
 	mr_is(_metadata, m, r->srv, r->sbuf, PAGE, "rdma_reg_msgs");
 	rmr = rdma_reg_read(r->srv, r->sbuf + PAGE, 2 * PAGE);
@@ -470,7 +399,7 @@ TEST_F_TIMEOUT(cm, reg_dereg, T_S)
 	w = rdma_reg_write(r->srv, r->sbuf + 3 * PAGE, 3 * PAGE);
 	mr_is(_metadata, w, r->srv, r->sbuf + 3 * PAGE, 3 * PAGE,
 	      "rdma_reg_write");
-	ASSERT_EQ(before + 3, res_count(_metadata, r->dev, "mr"));
+	ASSERT_EQ(before + 3, uu_res_count(_metadata, r->dev, "mr"));
 	/* Remote rights give an rkey; local write alone may give 0 or lkey. */
 	ASSERT_NE(0, rmr->rkey);
 	ASSERT_NE(0, w->rkey);
@@ -482,7 +411,7 @@ TEST_F_TIMEOUT(cm, reg_dereg, T_S)
 	ASSERT_EQ(0, ret) TH_LOG("rdma_dereg_mr: %s", strerror(errno));
 	ret = rdma_dereg_mr(w);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_dereg_mr: %s", strerror(errno));
-	ASSERT_EQ(before, res_count(_metadata, r->dev, "mr"));
+	ASSERT_EQ(before, uu_res_count(_metadata, r->dev, "mr"));
 }
 
 /* ---------------------------------------------------------------- */
@@ -501,7 +430,7 @@ TEST_F_TIMEOUT(cm, send_recv, T_S)
 	ASSERT_NE(NULL, sm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
 	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
 	ASSERT_NE(NULL, cm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
-	fill(r->cbuf, len, 1);
+	uu_fill(r->cbuf, len, 1);
 	ret = rdma_post_recv(r->srv, r->sbuf, r->sbuf + off, PAGE, sm);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv: %s", strerror(errno));
 	ret = rdma_post_send(r->cli, r->cbuf, r->cbuf, len, cm,
@@ -510,10 +439,10 @@ TEST_F_TIMEOUT(cm, send_recv, T_S)
 	send_comp(_metadata, r->cli, r->cbuf, IBV_WC_SUCCESS, IBV_WC_SEND,
 		  "send");
 	recv_comp(_metadata, r->srv, r->sbuf, len, "receive");
-	is_pattern(_metadata, "received", r->sbuf + off, len, 1, 0);
-	is_fill(_metadata, "before the receive", r->sbuf, off, 0xa5);
-	is_fill(_metadata, "after the message", r->sbuf + off + len,
-		BUF_LEN - off - len, 0xa5);
+	uu_is_pattern(_metadata, "received", r->sbuf + off, len, 1, 0);
+	uu_is_fill(_metadata, "before the receive", r->sbuf, off, 0xa5);
+	uu_is_fill(_metadata, "after the message", r->sbuf + off + len,
+		   BUF_LEN - off - len, 0xa5);
 	ASSERT_EQ(0, rdma_dereg_mr(sm));
 	ASSERT_EQ(0, rdma_dereg_mr(cm));
 }
@@ -528,7 +457,7 @@ TEST_F_TIMEOUT(cm, send_inline, T_S)
 	cm_up(_metadata, r, CM_RC);
 	sm = rdma_reg_msgs(r->srv, r->sbuf, BUF_LEN);
 	ASSERT_NE(NULL, sm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
-	fill(r->cbuf, INLINE_LEN, 2);
+	uu_fill(r->cbuf, INLINE_LEN, 2);
 	ret = rdma_post_recv(r->srv, NULL, r->sbuf, PAGE, sm);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv: %s", strerror(errno));
 	ret = rdma_post_send(r->cli, NULL, r->cbuf, INLINE_LEN, NULL,
@@ -537,9 +466,9 @@ TEST_F_TIMEOUT(cm, send_inline, T_S)
 	send_comp(_metadata, r->cli, NULL, IBV_WC_SUCCESS, IBV_WC_SEND,
 		  "inline send");
 	recv_comp(_metadata, r->srv, NULL, INLINE_LEN, "receive");
-	is_pattern(_metadata, "received", r->sbuf, INLINE_LEN, 2, 0);
-	is_fill(_metadata, "after the message", r->sbuf + INLINE_LEN,
-		BUF_LEN - INLINE_LEN, 0xa5);
+	uu_is_pattern(_metadata, "received", r->sbuf, INLINE_LEN, 2, 0);
+	uu_is_fill(_metadata, "after the message", r->sbuf + INLINE_LEN,
+		   BUF_LEN - INLINE_LEN, 0xa5);
 	ASSERT_EQ(0, rdma_dereg_mr(sm));
 }
 
@@ -563,7 +492,7 @@ TEST_F_TIMEOUT(cm, sendv_recvv, T_S)
 	ASSERT_TRUE(cm[0] && cm[1] && sm[0] && sm[1])
 		TH_LOG("rdma_reg_msgs: %s", strerror(errno));
 	/* The message: 1000 bytes at cbuf + 10, 4000 at cbuf + 8 pages. */
-	fill(r->cbuf, BUF_LEN, 3);
+	uu_fill(r->cbuf, BUF_LEN, 3);
 	ss[0] = (struct ibv_sge){ (uintptr_t)r->cbuf + 10, 1000, cm[0]->lkey };
 	ss[1] = (struct ibv_sge){ (uintptr_t)r->cbuf + 8 * PAGE, 4000, cm[1]->lkey };
 	/* Scattered: 300 at sbuf + 20, 2700 at sbuf + 1 page, rest at 8 pages. */
@@ -577,19 +506,19 @@ TEST_F_TIMEOUT(cm, sendv_recvv, T_S)
 	send_comp(_metadata, r->cli, r, IBV_WC_SUCCESS, IBV_WC_SEND, "sendv");
 	recv_comp(_metadata, r->srv, r, len, "recvv");
 	/* Message byte k: < 1000 from cbuf + 10 + k, else cbuf + 8p + k - 1000. */
-	is_pattern(_metadata, "piece 0", r->sbuf + 20, 300, 3, 10);
-	is_pattern(_metadata, "piece 1 (head)", r->sbuf + PAGE, 700, 3, 310);
-	is_pattern(_metadata, "piece 1 (tail)", r->sbuf + PAGE + 700, 2000, 3,
-		   8 * PAGE);
-	is_pattern(_metadata, "piece 2", r->sbuf + 8 * PAGE, 2000, 3,
-		   8 * PAGE + 2000);
-	is_fill(_metadata, "before piece 0", r->sbuf, 20, 0xa5);
-	is_fill(_metadata, "between pieces 0 and 1", r->sbuf + 320,
-		PAGE - 320, 0xa5);
-	is_fill(_metadata, "after piece 1", r->sbuf + PAGE + 2700,
-		7 * PAGE - 2700, 0xa5);
-	is_fill(_metadata, "after piece 2", r->sbuf + 8 * PAGE + 2000,
-		8 * PAGE - 2000, 0xa5);
+	uu_is_pattern(_metadata, "piece 0", r->sbuf + 20, 300, 3, 10);
+	uu_is_pattern(_metadata, "piece 1 (head)", r->sbuf + PAGE, 700, 3, 310);
+	uu_is_pattern(_metadata, "piece 1 (tail)", r->sbuf + PAGE + 700, 2000, 3,
+		      8 * PAGE);
+	uu_is_pattern(_metadata, "piece 2", r->sbuf + 8 * PAGE, 2000, 3,
+		      8 * PAGE + 2000);
+	uu_is_fill(_metadata, "before piece 0", r->sbuf, 20, 0xa5);
+	uu_is_fill(_metadata, "between pieces 0 and 1", r->sbuf + 320,
+		   PAGE - 320, 0xa5);
+	uu_is_fill(_metadata, "after piece 1", r->sbuf + PAGE + 2700,
+		   7 * PAGE - 2700, 0xa5);
+	uu_is_fill(_metadata, "after piece 2", r->sbuf + 8 * PAGE + 2000,
+		   8 * PAGE - 2000, 0xa5);
 	ASSERT_EQ(0, rdma_dereg_mr(cm[0]));
 	ASSERT_EQ(0, rdma_dereg_mr(cm[1]));
 	ASSERT_EQ(0, rdma_dereg_mr(sm[0]));
@@ -612,7 +541,7 @@ TEST_F_TIMEOUT(cm, srq, T_S)
 	sm = rdma_reg_msgs(r->srv, r->sbuf, BUF_LEN);
 	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
 	ASSERT_TRUE(sm && cm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
-	fill(r->sbuf, BUF_LEN, 4);
+	uu_fill(r->sbuf, BUF_LEN, 4);
 	ret = rdma_post_recv(r->cli, &rs[0], r->cbuf, PAGE, cm);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv to the SRQ: %s", strerror(errno));
 	rs[0] = (struct ibv_sge){ (uintptr_t)r->cbuf + 4 * PAGE, 100, cm->lkey };
@@ -628,17 +557,17 @@ TEST_F_TIMEOUT(cm, srq, T_S)
 	}
 	recv_comp(_metadata, r->cli, &rs[0], 1000, "SRQ receive 0");
 	recv_comp(_metadata, r->cli, &rs[1], 1001, "SRQ receive 1");
-	is_pattern(_metadata, "message 0", r->cbuf, 1000, 4, 0);
-	is_fill(_metadata, "after message 0", r->cbuf + 1000, 4 * PAGE - 1000,
-		0x5a);
-	is_pattern(_metadata, "message 1 (sge 0)", r->cbuf + 4 * PAGE, 100, 4,
-		   PAGE);
-	is_fill(_metadata, "after sge 0", r->cbuf + 4 * PAGE + 100,
-		2 * PAGE - 100, 0x5a);
-	is_pattern(_metadata, "message 1 (sge 1)", r->cbuf + 6 * PAGE, 901, 4,
-		   PAGE + 100);
-	is_fill(_metadata, "after message 1", r->cbuf + 6 * PAGE + 901,
-		10 * PAGE - 901, 0x5a);
+	uu_is_pattern(_metadata, "message 0", r->cbuf, 1000, 4, 0);
+	uu_is_fill(_metadata, "after message 0", r->cbuf + 1000, 4 * PAGE - 1000,
+		   0x5a);
+	uu_is_pattern(_metadata, "message 1 (sge 0)", r->cbuf + 4 * PAGE, 100, 4,
+		      PAGE);
+	uu_is_fill(_metadata, "after sge 0", r->cbuf + 4 * PAGE + 100,
+		   2 * PAGE - 100, 0x5a);
+	uu_is_pattern(_metadata, "message 1 (sge 1)", r->cbuf + 6 * PAGE, 901, 4,
+		      PAGE + 100);
+	uu_is_fill(_metadata, "after message 1", r->cbuf + 6 * PAGE + 901,
+		   10 * PAGE - 901, 0x5a);
 	ASSERT_EQ(0, rdma_dereg_mr(sm));
 	ASSERT_EQ(0, rdma_dereg_mr(cm));
 }
@@ -662,26 +591,26 @@ TEST_F_TIMEOUT(cm, destroy_srq, T_S)
 	sm = rdma_reg_msgs(r->srv, r->sbuf, BUF_LEN);
 	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
 	ASSERT_TRUE(sm && cm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
-	fill(r->sbuf, PAGE, 12);
+	uu_fill(r->sbuf, PAGE, 12);
 	ret = rdma_post_recv(r->cli, r, r->cbuf, PAGE, cm);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv to the SRQ: %s", strerror(errno));
 	ret = rdma_post_send(r->srv, NULL, r->sbuf, 700, sm, IBV_SEND_SIGNALED);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_send: %s", strerror(errno));
 	send_comp(_metadata, r->srv, NULL, IBV_WC_SUCCESS, IBV_WC_SEND, "send");
 	recv_comp(_metadata, r->cli, r, 700, "SRQ receive");
-	is_pattern(_metadata, "received", r->cbuf, 700, 12, 0);
+	uu_is_pattern(_metadata, "received", r->cbuf, 700, 12, 0);
 
-	srqs = res_count(_metadata, r->dev, "srq");
+	srqs = uu_res_count(_metadata, r->dev, "srq");
 	ASSERT_LE(1, srqs);
 	rdma_destroy_qp(r->cli);
 	ASSERT_EQ(NULL, r->cli->qp);
 	ASSERT_NE(NULL, r->cli->srq);
-	ASSERT_EQ(srqs, res_count(_metadata, r->dev, "srq"));
-	cqs = res_count(_metadata, r->dev, "cq");
+	ASSERT_EQ(srqs, uu_res_count(_metadata, r->dev, "srq"));
+	cqs = uu_res_count(_metadata, r->dev, "cq");
 	rdma_destroy_srq(r->cli);
 	ASSERT_EQ(NULL, r->cli->srq);
-	ASSERT_EQ(srqs - 1, res_count(_metadata, r->dev, "srq"));
-	ASSERT_EQ(cqs, res_count(_metadata, r->dev, "cq"));
+	ASSERT_EQ(srqs - 1, uu_res_count(_metadata, r->dev, "srq"));
+	ASSERT_EQ(cqs, uu_res_count(_metadata, r->dev, "cq"));
 	ASSERT_EQ(0, rdma_dereg_mr(sm));
 	ASSERT_EQ(0, rdma_dereg_mr(cm));
 }
@@ -707,12 +636,12 @@ TEST_F_TIMEOUT(cm, srq_second, T_S)
 	int err, ret, srqs;
 
 	cm_client(_metadata, r, CM_RC, NULL);
-	srqs = res_count(_metadata, r->dev, "srq");
+	srqs = uu_res_count(_metadata, r->dev, "srq");
 	ret = rdma_create_srq(r->cli, NULL, &sa);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_create_srq: %s", strerror(errno));
 	first = r->cli->srq;
 	ASSERT_NE(NULL, first);
-	ASSERT_EQ(srqs + 1, res_count(_metadata, r->dev, "srq"));
+	ASSERT_EQ(srqs + 1, uu_res_count(_metadata, r->dev, "srq"));
 
 	sa = a;
 	ret = rdma_create_srq(r->cli, NULL, &sa);
@@ -722,19 +651,19 @@ TEST_F_TIMEOUT(cm, srq_second, T_S)
 		ASSERT_EQ(-1, ret);
 		ASSERT_NE(0, err);
 		ASSERT_EQ(first, r->cli->srq);
-		ASSERT_EQ(srqs + 1, res_count(_metadata, r->dev, "srq"));
+		ASSERT_EQ(srqs + 1, uu_res_count(_metadata, r->dev, "srq"));
 	} else {
 		ASSERT_NE(NULL, r->cli->srq);
 		ASSERT_NE(first, r->cli->srq);
-		ASSERT_EQ(srqs + 2, res_count(_metadata, r->dev, "srq"));
+		ASSERT_EQ(srqs + 2, uu_res_count(_metadata, r->dev, "srq"));
 		ret = ibv_destroy_srq(first);
 		ASSERT_EQ(0, ret) TH_LOG("ibv_destroy_srq of the first: %s",
 					 strerror(ret));
-		ASSERT_EQ(srqs + 1, res_count(_metadata, r->dev, "srq"));
+		ASSERT_EQ(srqs + 1, uu_res_count(_metadata, r->dev, "srq"));
 	}
 	rdma_destroy_srq(r->cli);
 	ASSERT_EQ(NULL, r->cli->srq);
-	ASSERT_EQ(srqs, res_count(_metadata, r->dev, "srq"));
+	ASSERT_EQ(srqs, uu_res_count(_metadata, r->dev, "srq"));
 }
 
 /*
@@ -761,8 +690,8 @@ TEST_F_TIMEOUT(cm, srq_xrc_refused, T_S)
 	ret = ibv_query_device(r->cli->verbs, &da);
 	ASSERT_EQ(0, ret) TH_LOG("ibv_query_device: %s", strerror(ret));
 	TH_LOG("observed: dev_cap_xrc=%d", !!(da.device_cap_flags & IBV_DEVICE_XRC));
-	srqs = res_count(_metadata, r->dev, "srq");
-	cqs = res_count(_metadata, r->dev, "cq");
+	srqs = uu_res_count(_metadata, r->dev, "srq");
+	cqs = uu_res_count(_metadata, r->dev, "cq");
 	ret = rdma_create_srq_ex(r->cli, &sa);
 	err = ret ? errno : 0;
 	TH_LOG("observed: xrc_srq=%s", ret ? strerror(err) : "made");
@@ -772,8 +701,8 @@ TEST_F_TIMEOUT(cm, srq_xrc_refused, T_S)
 	ASSERT_EQ(NULL, r->cli->srq);
 	ASSERT_EQ(NULL, r->cli->recv_cq);
 	ASSERT_EQ(NULL, r->cli->recv_cq_channel);
-	ASSERT_EQ(srqs, res_count(_metadata, r->dev, "srq"));
-	ASSERT_EQ(cqs, res_count(_metadata, r->dev, "cq"));
+	ASSERT_EQ(srqs, uu_res_count(_metadata, r->dev, "srq"));
+	ASSERT_EQ(cqs, uu_res_count(_metadata, r->dev, "cq"));
 }
 
 /*
@@ -790,7 +719,7 @@ TEST_F_TIMEOUT(cm, ud_send, T_S)
 	sm = rdma_reg_msgs(r->srv, r->sbuf, BUF_LEN);
 	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
 	ASSERT_TRUE(sm && cm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
-	fill(r->cbuf, UD_LEN, 5);
+	uu_fill(r->cbuf, UD_LEN, 5);
 	ret = rdma_post_recv(r->srv, NULL, r->sbuf, UD_GRH + UD_LEN + 100, sm);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv: %s", strerror(errno));
 	ret = rdma_post_ud_send(r->cli, NULL, r->cbuf, UD_LEN, cm,
@@ -798,9 +727,9 @@ TEST_F_TIMEOUT(cm, ud_send, T_S)
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_ud_send: %s", strerror(errno));
 	send_comp(_metadata, r->cli, NULL, IBV_WC_SUCCESS, IBV_WC_SEND, "UD send");
 	recv_comp(_metadata, r->srv, NULL, UD_GRH + UD_LEN, "UD receive");
-	is_pattern(_metadata, "UD message", r->sbuf + UD_GRH, UD_LEN, 5, 0);
-	is_fill(_metadata, "after the UD message", r->sbuf + UD_GRH + UD_LEN,
-		BUF_LEN - UD_GRH - UD_LEN, 0xa5);
+	uu_is_pattern(_metadata, "UD message", r->sbuf + UD_GRH, UD_LEN, 5, 0);
+	uu_is_fill(_metadata, "after the UD message", r->sbuf + UD_GRH + UD_LEN,
+		   BUF_LEN - UD_GRH - UD_LEN, 0xa5);
 	ASSERT_EQ(0, rdma_dereg_mr(sm));
 	ASSERT_EQ(0, rdma_dereg_mr(cm));
 }
@@ -820,17 +749,17 @@ TEST_F_TIMEOUT(cm, write, T_S)
 	w = rdma_reg_write(r->srv, r->sbuf, BUF_LEN);
 	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
 	ASSERT_TRUE(w && cm) TH_LOG("registration: %s", strerror(errno));
-	fill(r->cbuf, BUF_LEN, 6);
+	uu_fill(r->cbuf, BUF_LEN, 6);
 	ret = rdma_post_write(r->cli, r, r->cbuf + 8, len, cm,
 			      IBV_SEND_SIGNALED, (uintptr_t)r->sbuf + off,
 			      w->rkey);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_write: %s", strerror(errno));
 	send_comp(_metadata, r->cli, r, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
 		  "write");
-	is_pattern(_metadata, "written", r->sbuf + off, len, 6, 8);
-	is_fill(_metadata, "before", r->sbuf, off, 0xa5);
-	is_fill(_metadata, "after", r->sbuf + off + len, BUF_LEN - off - len,
-		0xa5);
+	uu_is_pattern(_metadata, "written", r->sbuf + off, len, 6, 8);
+	uu_is_fill(_metadata, "before", r->sbuf, off, 0xa5);
+	uu_is_fill(_metadata, "after", r->sbuf + off + len, BUF_LEN - off - len,
+		   0xa5);
 	ASSERT_EQ(0, rdma_dereg_mr(w));
 	ASSERT_EQ(0, rdma_dereg_mr(cm));
 }
@@ -848,7 +777,7 @@ TEST_F_TIMEOUT(cm, writev, T_S)
 	cm[0] = rdma_reg_msgs(r->cli, r->cbuf, PAGE);
 	cm[1] = rdma_reg_msgs(r->cli, r->cbuf + 4 * PAGE, 4 * PAGE);
 	ASSERT_TRUE(w && cm[0] && cm[1]) TH_LOG("registration: %s", strerror(errno));
-	fill(r->cbuf, BUF_LEN, 7);
+	uu_fill(r->cbuf, BUF_LEN, 7);
 	sg[0] = (struct ibv_sge){ (uintptr_t)r->cbuf + 96, 1000, cm[0]->lkey };
 	sg[1] = (struct ibv_sge){ (uintptr_t)r->cbuf + 5 * PAGE, 3 * PAGE, cm[1]->lkey };
 	ret = rdma_post_writev(r->cli, r, sg, 2, IBV_SEND_SIGNALED,
@@ -856,12 +785,12 @@ TEST_F_TIMEOUT(cm, writev, T_S)
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_writev: %s", strerror(errno));
 	send_comp(_metadata, r->cli, r, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
 		  "writev");
-	is_pattern(_metadata, "sge 0", r->sbuf + PAGE, 1000, 7, 96);
-	is_pattern(_metadata, "sge 1", r->sbuf + PAGE + 1000, 3 * PAGE, 7,
-		   5 * PAGE);
-	is_fill(_metadata, "before", r->sbuf, PAGE, 0xa5);
-	is_fill(_metadata, "after", r->sbuf + 4 * PAGE + 1000,
-		BUF_LEN - 4 * PAGE - 1000, 0xa5);
+	uu_is_pattern(_metadata, "sge 0", r->sbuf + PAGE, 1000, 7, 96);
+	uu_is_pattern(_metadata, "sge 1", r->sbuf + PAGE + 1000, 3 * PAGE, 7,
+		      5 * PAGE);
+	uu_is_fill(_metadata, "before", r->sbuf, PAGE, 0xa5);
+	uu_is_fill(_metadata, "after", r->sbuf + 4 * PAGE + 1000,
+		   BUF_LEN - 4 * PAGE - 1000, 0xa5);
 	ASSERT_EQ(0, rdma_dereg_mr(w));
 	ASSERT_EQ(0, rdma_dereg_mr(cm[0]));
 	ASSERT_EQ(0, rdma_dereg_mr(cm[1]));
@@ -879,17 +808,17 @@ TEST_F_TIMEOUT(cm, read, T_S)
 	rmr = rdma_reg_read(r->srv, r->sbuf, BUF_LEN);
 	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
 	ASSERT_TRUE(rmr && cm) TH_LOG("registration: %s", strerror(errno));
-	fill(r->sbuf, BUF_LEN, 8);
+	uu_fill(r->sbuf, BUF_LEN, 8);
 	ret = rdma_post_read(r->cli, r, r->cbuf + PAGE, len, cm,
 			     IBV_SEND_SIGNALED, (uintptr_t)r->sbuf + off,
 			     rmr->rkey);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_read: %s", strerror(errno));
 	send_comp(_metadata, r->cli, r, IBV_WC_SUCCESS, IBV_WC_RDMA_READ,
 		  "read");
-	is_pattern(_metadata, "read", r->cbuf + PAGE, len, 8, off);
-	is_fill(_metadata, "before", r->cbuf, PAGE, 0x5a);
-	is_fill(_metadata, "after", r->cbuf + PAGE + len,
-		BUF_LEN - PAGE - len, 0x5a);
+	uu_is_pattern(_metadata, "read", r->cbuf + PAGE, len, 8, off);
+	uu_is_fill(_metadata, "before", r->cbuf, PAGE, 0x5a);
+	uu_is_fill(_metadata, "after", r->cbuf + PAGE + len,
+		   BUF_LEN - PAGE - len, 0x5a);
 	ASSERT_EQ(0, rdma_dereg_mr(rmr));
 	ASSERT_EQ(0, rdma_dereg_mr(cm));
 }
@@ -907,7 +836,7 @@ TEST_F_TIMEOUT(cm, readv, T_S)
 	cm[0] = rdma_reg_msgs(r->cli, r->cbuf + 2 * PAGE, PAGE);
 	cm[1] = rdma_reg_read(r->cli, r->cbuf + 8 * PAGE, 4 * PAGE);
 	ASSERT_TRUE(rmr && cm[0] && cm[1]) TH_LOG("registration: %s", strerror(errno));
-	fill(r->sbuf, BUF_LEN, 9);
+	uu_fill(r->sbuf, BUF_LEN, 9);
 	sg[0] = (struct ibv_sge){ (uintptr_t)r->cbuf + 2 * PAGE + 50, 2000,
 				  cm[0]->lkey };
 	sg[1] = (struct ibv_sge){ (uintptr_t)r->cbuf + 9 * PAGE, 2 * PAGE,
@@ -917,14 +846,14 @@ TEST_F_TIMEOUT(cm, readv, T_S)
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_readv: %s", strerror(errno));
 	send_comp(_metadata, r->cli, r, IBV_WC_SUCCESS, IBV_WC_RDMA_READ,
 		  "readv");
-	is_pattern(_metadata, "sge 0", r->cbuf + 2 * PAGE + 50, 2000, 9,
-		   5 * PAGE);
-	is_pattern(_metadata, "sge 1", r->cbuf + 9 * PAGE, 2 * PAGE, 9,
-		   5 * PAGE + 2000);
-	is_fill(_metadata, "before sge 0", r->cbuf, 2 * PAGE + 50, 0x5a);
-	is_fill(_metadata, "between", r->cbuf + 2 * PAGE + 2050,
-		7 * PAGE - 2050, 0x5a);
-	is_fill(_metadata, "after sge 1", r->cbuf + 11 * PAGE, 5 * PAGE, 0x5a);
+	uu_is_pattern(_metadata, "sge 0", r->cbuf + 2 * PAGE + 50, 2000, 9,
+		      5 * PAGE);
+	uu_is_pattern(_metadata, "sge 1", r->cbuf + 9 * PAGE, 2 * PAGE, 9,
+		      5 * PAGE + 2000);
+	uu_is_fill(_metadata, "before sge 0", r->cbuf, 2 * PAGE + 50, 0x5a);
+	uu_is_fill(_metadata, "between", r->cbuf + 2 * PAGE + 2050,
+		   7 * PAGE - 2050, 0x5a);
+	uu_is_fill(_metadata, "after sge 1", r->cbuf + 11 * PAGE, 5 * PAGE, 0x5a);
 	ASSERT_EQ(0, rdma_dereg_mr(rmr));
 	ASSERT_EQ(0, rdma_dereg_mr(cm[0]));
 	ASSERT_EQ(0, rdma_dereg_mr(cm[1]));
@@ -954,8 +883,8 @@ TEST_F_TIMEOUT(cm, dereg_before_destroy, T_S)
 	sm = rdma_reg_msgs(r->srv, r->sbuf, BUF_LEN);
 	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
 	ASSERT_TRUE(sm && cm) TH_LOG("rdma_reg_msgs: %s", strerror(errno));
-	mrs = res_count(_metadata, r->dev, "mr");
-	fill(r->cbuf, len, 14);
+	mrs = uu_res_count(_metadata, r->dev, "mr");
+	uu_fill(r->cbuf, len, 14);
 	ret = rdma_post_recv(r->srv, r->sbuf, r->sbuf, PAGE, sm);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv: %s", strerror(errno));
 	ret = rdma_post_send(r->cli, r->cbuf, r->cbuf, len, cm, IBV_SEND_SIGNALED);
@@ -963,12 +892,12 @@ TEST_F_TIMEOUT(cm, dereg_before_destroy, T_S)
 	send_comp(_metadata, r->cli, r->cbuf, IBV_WC_SUCCESS, IBV_WC_SEND,
 		  "send while registered");
 	recv_comp(_metadata, r->srv, r->sbuf, len, "receive");
-	is_pattern(_metadata, "received", r->sbuf, len, 14, 0);
+	uu_is_pattern(_metadata, "received", r->sbuf, len, 14, 0);
 
 	sge = (struct ibv_sge){ (uintptr_t)r->cbuf, len, cm->lkey };
 	ret = rdma_dereg_mr(cm);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_dereg_mr: %s", strerror(errno));
-	ASSERT_EQ(mrs - 1, res_count(_metadata, r->dev, "mr"));
+	ASSERT_EQ(mrs - 1, uu_res_count(_metadata, r->dev, "mr"));
 	memset(r->sbuf, 0xa5, BUF_LEN);
 	ret = rdma_post_recv(r->srv, r->sbuf, r->sbuf, PAGE, sm);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_recv: %s", strerror(errno));
@@ -985,13 +914,13 @@ TEST_F_TIMEOUT(cm, dereg_before_destroy, T_S)
 		ASSERT_EQ((uintptr_t)r, wc.wr_id);
 		ASSERT_NE(IBV_WC_SUCCESS, wc.status);
 	}
-	is_fill(_metadata, "the server's buffer", r->sbuf, BUF_LEN, 0xa5);
+	uu_is_fill(_metadata, "the server's buffer", r->sbuf, BUF_LEN, 0xa5);
 
-	qps = res_count(_metadata, r->dev, "qp");
+	qps = uu_res_count(_metadata, r->dev, "qp");
 	rdma_destroy_ep(r->cli);
 	r->cli = NULL;
-	ASSERT_EQ(qps - 1, res_count(_metadata, r->dev, "qp"));
-	ASSERT_EQ(mrs - 1, res_count(_metadata, r->dev, "mr"));
+	ASSERT_EQ(qps - 1, uu_res_count(_metadata, r->dev, "qp"));
+	ASSERT_EQ(mrs - 1, uu_res_count(_metadata, r->dev, "mr"));
 	ASSERT_EQ(0, rdma_dereg_mr(sm));
 }
 
@@ -1064,7 +993,7 @@ TEST_F_TIMEOUT(cm, post_without_qp, T_S)
 	struct ibv_mr *cm;
 	int st;
 
-	r->cbuf = map_buf(_metadata, 0x5a);
+	r->cbuf = uu_map_buf(_metadata, BUF_LEN, 0x5a);
 	cm_client(_metadata, r, CM_RC, NULL);
 	ASSERT_EQ(NULL, r->cli->srq);
 	cm = rdma_reg_msgs(r->cli, r->cbuf, PAGE);
@@ -1096,14 +1025,14 @@ TEST_F_TIMEOUT(cm, post_before_established, T_S)
 	struct ibv_wc wc;
 	int err, ret;
 
-	r->cbuf = map_buf(_metadata, 0x5a);
+	r->cbuf = uu_map_buf(_metadata, BUF_LEN, 0x5a);
 	cm_client(_metadata, r, CM_RC, &qa);
 	ret = ibv_query_qp(r->cli->qp, &a, IBV_QP_STATE, &ia);
 	ASSERT_EQ(0, ret) TH_LOG("ibv_query_qp: %s", strerror(ret));
 	ASSERT_EQ(IBV_QPS_INIT, a.qp_state);
 	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
 	mr_is(_metadata, cm, r->cli, r->cbuf, BUF_LEN, "rdma_reg_msgs");
-	fill(r->cbuf, PAGE, 15);
+	uu_fill(r->cbuf, PAGE, 15);
 	ret = rdma_post_send(r->cli, r, r->cbuf, PAGE, cm, IBV_SEND_SIGNALED);
 	err = ret ? errno : 0;
 	TH_LOG("observed: init_post_send=%s", ret ? strerror(err) : "posted");
@@ -1170,8 +1099,8 @@ static void refused(struct __test_metadata *_metadata, struct rig *r,
 	ASSERT_EQ(0, ret) TH_LOG("post: %s", strerror(errno));
 	send_comp(_metadata, r->cli, r, IBV_WC_REM_ACCESS_ERR, 0,
 		  read ? "read without remote read" : "write without remote write");
-	is_fill(_metadata, "the target", r->sbuf, BUF_LEN, 0xa5);
-	is_fill(_metadata, "the local buffer", r->cbuf, BUF_LEN, 0x5a);
+	uu_is_fill(_metadata, "the target", r->sbuf, BUF_LEN, 0xa5);
+	uu_is_fill(_metadata, "the local buffer", r->cbuf, BUF_LEN, 0x5a);
 	ASSERT_EQ(0, rdma_dereg_mr(t));
 	ASSERT_EQ(0, rdma_dereg_mr(cm));
 }
@@ -1211,14 +1140,14 @@ TEST_F_TIMEOUT(cm, refused_after_dereg, T_S)
 	w = rdma_reg_write(r->srv, r->sbuf, BUF_LEN);
 	cm = rdma_reg_msgs(r->cli, r->cbuf, BUF_LEN);
 	ASSERT_TRUE(w && cm) TH_LOG("registration: %s", strerror(errno));
-	fill(r->cbuf, BUF_LEN, 10);
+	uu_fill(r->cbuf, BUF_LEN, 10);
 	rkey = w->rkey;
 	ret = rdma_post_write(r->cli, r, r->cbuf, PAGE, cm,
 			      IBV_SEND_SIGNALED, (uintptr_t)r->sbuf, rkey);
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_write: %s", strerror(errno));
 	send_comp(_metadata, r->cli, r, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
 		  "write while registered");
-	is_pattern(_metadata, "written", r->sbuf, PAGE, 10, 0);
+	uu_is_pattern(_metadata, "written", r->sbuf, PAGE, 10, 0);
 	ASSERT_EQ(0, rdma_dereg_mr(w));
 	ret = rdma_post_write(r->cli, r, r->cbuf + PAGE, PAGE, cm,
 			      IBV_SEND_SIGNALED, (uintptr_t)r->sbuf + PAGE,
@@ -1226,8 +1155,8 @@ TEST_F_TIMEOUT(cm, refused_after_dereg, T_S)
 	ASSERT_EQ(0, ret) TH_LOG("rdma_post_write: %s", strerror(errno));
 	send_comp(_metadata, r->cli, r, IBV_WC_REM_ACCESS_ERR, 0,
 		  "write through the freed key");
-	is_fill(_metadata, "after the freed key's write", r->sbuf + PAGE,
-		BUF_LEN - PAGE, 0xa5);
+	uu_is_fill(_metadata, "after the freed key's write", r->sbuf + PAGE,
+		   BUF_LEN - PAGE, 0xa5);
 	ASSERT_EQ(0, rdma_dereg_mr(cm));
 }
 

@@ -14,7 +14,7 @@
 #
 # After each device: ib_core's counts of it ("rdma res show") back to what
 # they were before the program (on vhca0 mrcore's accounting and vhca's
-# live device keys too: user_mrlib.sh's mrlib_counts), and the kernel log
+# live device keys too: user_lib.sh's mrc_dev_counts), and the kernel log
 # since it began has no leak, warning or hung task.
 . ./lib.sh
 . ./chardev_lib.sh

@@ -70,6 +70,8 @@
 #include <infiniband/verbs.h>
 #include <vhca/verbs.h>
 
+#include "user_util.h"
+
 #define PAGE		4096UL
 #define BUF_LEN		(16 * PAGE)
 #define T_S		120	/* per test: TCG, a debug kernel */
@@ -170,75 +172,6 @@ FIXTURE_TEARDOWN(fab)
 }
 
 /* ---------------------------------------------------------------- */
-/* Bytes                                                            */
-
-static __u64 now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
-}
-
-static __u8 *map_buf(struct __test_metadata *_metadata, __u8 fill)
-{
-	__u8 *b = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	ASSERT_NE(MAP_FAILED, b) TH_LOG("mmap: %s", strerror(errno));
-	memset(b, fill, BUF_LEN);
-	return b;
-}
-
-static __u8 pat(unsigned int seed, size_t i)
-{
-	return (__u8)(seed * 151 + i * 13 + (i >> 9));
-}
-
-static void fill(__u8 *b, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		b[i] = pat(seed, i);
-}
-
-/* How many of the @len bytes at @got are pattern @seed from its byte @from on. */
-static size_t pattern_len(const __u8 *got, size_t len, unsigned int seed,
-			  size_t from)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (got[i] != pat(seed, from + i))
-			break;
-	return i;
-}
-
-/* @len bytes at @got must be pattern @seed from its byte @from on. */
-static void is_pattern(struct __test_metadata *_metadata, const char *what,
-		       const __u8 *got, size_t len, unsigned int seed,
-		       size_t from)
-{
-	size_t i = pattern_len(got, len, seed, from);
-
-	ASSERT_EQ(len, i) TH_LOG("%s: byte %zu of %zu is 0x%02x, not the pattern",
-				 what, i, len, got[i]);
-}
-
-static void is_fill(struct __test_metadata *_metadata, const char *what,
-		    const __u8 *got, size_t len, __u8 byte)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (got[i] != byte)
-			break;
-	ASSERT_EQ(len, i) TH_LOG("%s: byte %zu of %zu is 0x%02x, want 0x%02x untouched",
-				 what, i, len, got[i], byte);
-}
-
-/* ---------------------------------------------------------------- */
 /* libfabric: the pair                                              */
 
 static struct fi_info *fab_getinfo(struct __test_metadata *_metadata,
@@ -306,14 +239,14 @@ static void fab_up(struct __test_metadata *_metadata, struct fab *f)
 {
 	struct fi_eq_attr ea = { .size = 16, .wait_obj = FI_WAIT_UNSPEC };
 	struct fi_eq_cm_entry entry;
-	__u64 end = now_ms() + DEADLINE_MS;
+	__u64 end = uu_now_ms() + DEADLINE_MS;
 	bool cdone = false, sdone = false;
 	__u32 event;
 	ssize_t n;
 	int ret;
 
-	f->sbuf = map_buf(_metadata, 0xa5);
-	f->cbuf = map_buf(_metadata, 0x5a);
+	f->sbuf = uu_map_buf(_metadata, BUF_LEN, 0xa5);
+	f->cbuf = uu_map_buf(_metadata, BUF_LEN, 0x5a);
 	fab_hints(_metadata, f);
 
 	f->pinfo = fab_getinfo(_metadata, f, true);
@@ -341,8 +274,9 @@ static void fab_up(struct __test_metadata *_metadata, struct fab *f)
 	 * FI_CONNECTED, in whatever order the CM gives them.
 	 */
 	while (!(cdone && sdone)) {
-		ASSERT_GT(end, now_ms()) TH_LOG("not connected in %d ms (client %d, server %d)",
-						DEADLINE_MS, cdone, sdone);
+		ASSERT_GT(end, uu_now_ms())
+			TH_LOG("not connected in %d ms (client %d, server %d)",
+			       DEADLINE_MS, cdone, sdone);
 		n = fi_eq_sread(f->eq, &event, &entry, sizeof(entry), 1000, 0);
 		if (n == -FI_EAGAIN)
 			continue;
@@ -385,11 +319,11 @@ static void fab_up(struct __test_metadata *_metadata, struct fab *f)
 static int fab_cq_wait(struct __test_metadata *_metadata, struct fid_cq *cq,
 		       struct fi_context *ctx)
 {
-	__u64 end = now_ms() + DEADLINE_MS;
+	__u64 end = uu_now_ms() + DEADLINE_MS;
 	struct fi_cq_entry comp;
 	ssize_t n;
 
-	while (now_ms() < end) {
+	while (uu_now_ms() < end) {
 		n = fi_cq_read(cq, &comp, 1);
 		if (n == -FI_EAGAIN) {
 			usleep(100);
@@ -423,7 +357,7 @@ static int fab_rma(struct __test_metadata *_metadata, struct fab *f,
 		   bool read, size_t loff, __u64 raddr, __u64 key, size_t len)
 {
 	struct fi_context ctx;
-	__u64 end = now_ms() + DEADLINE_MS;
+	__u64 end = uu_now_ms() + DEADLINE_MS;
 	ssize_t n;
 
 	do {
@@ -433,29 +367,10 @@ static int fab_rma(struct __test_metadata *_metadata, struct fab *f,
 				    0, raddr, key, &ctx);
 		if (n == -FI_EAGAIN)
 			fi_cq_read(f->ccq, NULL, 0);
-	} while (n == -FI_EAGAIN && now_ms() < end);
+	} while (n == -FI_EAGAIN && uu_now_ms() < end);
 	ASSERT_EQ(0, n) TH_LOG("fi_%s: %s", read ? "read" : "write",
 			       fi_strerror((int)-n));
 	return fab_cq_wait(_metadata, f->ccq, &ctx);
-}
-
-/* The MRs of this process on the device, by "rdma res show mr". */
-static int mr_count(struct __test_metadata *_metadata, const char *dev)
-{
-	char cmd[128], line[512], pid[32];
-	int n = 0, st;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "rdma res show mr dev %s 2>&1", dev);
-	snprintf(pid, sizeof(pid), " pid %d ", getpid());
-	f = popen(cmd, "r");
-	ASSERT_NE(NULL, f) TH_LOG("popen %s: %s", cmd, strerror(errno));
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, pid))
-			n++;
-	st = pclose(f);
-	ASSERT_EQ(0, st) TH_LOG("%s: status 0x%x", cmd, st);
-	return n;
 }
 
 /*
@@ -472,21 +387,21 @@ static void fab_traffic(struct __test_metadata *_metadata, struct fab *f,
 
 	ASSERT_NE(NULL, fi_mr_desc(mr));
 	ASSERT_NE(FI_KEY_NOTAVAIL, key);
-	fill(f->cbuf, 4 * PAGE, seed);
+	uu_fill(f->cbuf, 4 * PAGE, seed);
 	err = fab_rma(_metadata, f, false, 0, (uintptr_t)f->sbuf + at, key, len);
 	ASSERT_EQ(0, err) TH_LOG("fi_write through key 0x%llx: %s",
 				 (unsigned long long)key, fi_strerror(err));
-	is_pattern(_metadata, "written", f->sbuf + at, len, seed, 0);
-	is_fill(_metadata, "before the write", f->sbuf, at, 0xa5);
-	is_fill(_metadata, "after the write", f->sbuf + at + len,
-		BUF_LEN - at - len, 0xa5);
+	uu_is_pattern(_metadata, "written", f->sbuf + at, len, seed, 0);
+	uu_is_fill(_metadata, "before the write", f->sbuf, at, 0xa5);
+	uu_is_fill(_metadata, "after the write", f->sbuf + at + len,
+		   BUF_LEN - at - len, 0xa5);
 	err = fab_rma(_metadata, f, true, 8 * PAGE, (uintptr_t)f->sbuf + at, key,
 		      len);
 	ASSERT_EQ(0, err) TH_LOG("fi_read through key 0x%llx: %s",
 				 (unsigned long long)key, fi_strerror(err));
-	is_pattern(_metadata, "read back", f->cbuf + 8 * PAGE, len, seed, 0);
-	is_fill(_metadata, "after the read", f->cbuf + 8 * PAGE + len,
-		8 * PAGE - len, 0x5a);
+	uu_is_pattern(_metadata, "read back", f->cbuf + 8 * PAGE, len, seed, 0);
+	uu_is_fill(_metadata, "after the read", f->cbuf + 8 * PAGE + len,
+		   8 * PAGE - len, 0x5a);
 }
 
 /* ---------------------------------------------------------------- */
@@ -500,14 +415,14 @@ TEST_F_TIMEOUT(fab, mr_reg, T_S)
 	int before, ret;
 
 	fab_up(_metadata, f);
-	before = mr_count(_metadata, f->dev);
+	before = uu_res_count(_metadata, f->dev, "mr");
 	ret = fi_mr_reg(f->domain, f->sbuf, BUF_LEN, FAB_ACC, 0, 0, 0, &mr, NULL);
 	ASSERT_EQ(0, ret) TH_LOG("fi_mr_reg: %s", fi_strerror(-ret));
-	ASSERT_EQ(before + 1, mr_count(_metadata, f->dev));
+	ASSERT_EQ(before + 1, uu_res_count(_metadata, f->dev, "mr"));
 	fab_traffic(_metadata, f, mr, 0, 1);
 	ret = fi_close(&mr->fid);
 	ASSERT_EQ(0, ret) TH_LOG("fi_close: %s", fi_strerror(-ret));
-	ASSERT_EQ(before, mr_count(_metadata, f->dev));
+	ASSERT_EQ(before, uu_res_count(_metadata, f->dev, "mr"));
 }
 
 /* fi_mr_regv of one iovec entry: a plain MR over it. */
@@ -561,11 +476,11 @@ TEST_F_TIMEOUT(fab, closed_key_refused, T_S)
 	ASSERT_EQ(0, ret) TH_LOG("fi_mr_reg: %s", fi_strerror(-ret));
 	key = fi_mr_key(mr);
 	ASSERT_EQ(0, fi_close(&mr->fid));
-	fill(f->cbuf, PAGE, 4);
+	uu_fill(f->cbuf, PAGE, 4);
 	err = fab_rma(_metadata, f, false, 0, (uintptr_t)f->sbuf, key, PAGE);
 	ASSERT_NE(0, err) TH_LOG("a write through a closed MR's key completed");
 	TH_LOG("observed: closed_key_write_err=%s", fi_strerror(err));
-	is_fill(_metadata, "the closed MR's memory", f->sbuf, BUF_LEN, 0xa5);
+	uu_is_fill(_metadata, "the closed MR's memory", f->sbuf, BUF_LEN, 0xa5);
 }
 
 /*
@@ -593,7 +508,7 @@ TEST_F_TIMEOUT(fab, send_recv_access, T_S)
 	ASSERT_NE(NULL, fi_mr_desc(smr));
 	ASSERT_NE(NULL, fi_mr_desc(rmr));
 
-	fill(f->cbuf + 2 * PAGE, len, 9);
+	uu_fill(f->cbuf + 2 * PAGE, len, 9);
 	n = fi_recv(f->sep, f->sbuf + off, PAGE, fi_mr_desc(rmr), 0, &rctx);
 	ASSERT_EQ(0, n) TH_LOG("fi_recv: %s", fi_strerror((int)-n));
 	n = fi_send(f->cep, f->cbuf + 2 * PAGE, len, fi_mr_desc(smr), 0, &sctx);
@@ -602,10 +517,10 @@ TEST_F_TIMEOUT(fab, send_recv_access, T_S)
 	ASSERT_EQ(0, err) TH_LOG("the send: %s", fi_strerror(err));
 	err = fab_cq_wait(_metadata, f->scq, &rctx);
 	ASSERT_EQ(0, err) TH_LOG("the receive: %s", fi_strerror(err));
-	is_pattern(_metadata, "received", f->sbuf + off, len, 9, 0);
-	is_fill(_metadata, "before the message", f->sbuf, off, 0xa5);
-	is_fill(_metadata, "after the message", f->sbuf + off + len,
-		BUF_LEN - off - len, 0xa5);
+	uu_is_pattern(_metadata, "received", f->sbuf + off, len, 9, 0);
+	uu_is_fill(_metadata, "before the message", f->sbuf, off, 0xa5);
+	uu_is_fill(_metadata, "after the message", f->sbuf + off + len,
+		   BUF_LEN - off - len, 0xa5);
 	ASSERT_EQ(0, fi_close(&smr->fid));
 	ASSERT_EQ(0, fi_close(&rmr->fid));
 }
@@ -626,25 +541,25 @@ TEST_F_TIMEOUT(fab, offset_nonzero, T_S)
 	int before, err, ret;
 
 	fab_up(_metadata, f);
-	before = mr_count(_metadata, f->dev);
+	before = uu_res_count(_metadata, f->dev, "mr");
 	ret = fi_mr_reg(f->domain, f->sbuf, BUF_LEN, FAB_ACC, off, 0, 0, &mr, NULL);
 	TH_LOG("observed: fab_offset_ret=%s", fi_strerror(-ret));
 	if (ret) {
 		ASSERT_GT(0, ret);
-		ASSERT_EQ(before, mr_count(_metadata, f->dev));
+		ASSERT_EQ(before, uu_res_count(_metadata, f->dev, "mr"));
 		return;
 	}
-	ASSERT_EQ(before + 1, mr_count(_metadata, f->dev));
-	fill(f->cbuf, PAGE, 10);
+	ASSERT_EQ(before + 1, uu_res_count(_metadata, f->dev, "mr"));
+	uu_fill(f->cbuf, PAGE, 10);
 	err = fab_rma(_metadata, f, false, 0, (uintptr_t)f->sbuf + at,
 		      fi_mr_key(mr), PAGE);
 	TH_LOG("observed: fab_offset_write=%s",
 	       err ? fi_strerror(err) :
-	       pattern_len(f->sbuf + at, PAGE, 10, 0) == PAGE ? "at_address" :
-	       pattern_len(f->sbuf + at + off, PAGE, 10, 0) == PAGE ?
+	       uu_pattern_len(f->sbuf + at, PAGE, 10, 0) == PAGE ? "at_address" :
+	       uu_pattern_len(f->sbuf + at + off, PAGE, 10, 0) == PAGE ?
 	       "offset_further" : "neither");
 	ASSERT_EQ(0, fi_close(&mr->fid));
-	ASSERT_EQ(before, mr_count(_metadata, f->dev));
+	ASSERT_EQ(before, uu_res_count(_metadata, f->dev, "mr"));
 }
 
 /*
@@ -671,7 +586,7 @@ TEST_F_TIMEOUT(fab, flags_nonzero, T_S)
 
 	fab_up(_metadata, f);
 	ASSERT_FALSE(f->cinfo->domain_attr->mr_mode & FI_MR_RMA_EVENT);
-	before = mr_count(_metadata, f->dev);
+	before = uu_res_count(_metadata, f->dev, "mr");
 	for (i = 0; i < ARRAY_SIZE(fl); i++) {
 		ret = fi_mr_reg(f->domain, f->sbuf, BUF_LEN, FAB_ACC, 0, 0,
 				fl[i].flags, &mr, NULL);
@@ -681,13 +596,13 @@ TEST_F_TIMEOUT(fab, flags_nonzero, T_S)
 			ASSERT_EQ(-FI_EBADFLAGS, ret) TH_LOG("flags %s: %s",
 							     fl[i].name,
 							     fi_strerror(-ret));
-			ASSERT_EQ(before, mr_count(_metadata, f->dev));
+			ASSERT_EQ(before, uu_res_count(_metadata, f->dev, "mr"));
 			continue;
 		}
-		ASSERT_EQ(before + 1, mr_count(_metadata, f->dev));
+		ASSERT_EQ(before + 1, uu_res_count(_metadata, f->dev, "mr"));
 		fab_traffic(_metadata, f, mr, 0, 11 + i);
 		ASSERT_EQ(0, fi_close(&mr->fid));
-		ASSERT_EQ(before, mr_count(_metadata, f->dev));
+		ASSERT_EQ(before, uu_res_count(_metadata, f->dev, "mr"));
 		/* The next one starts from the untouched buffers. */
 		memset(f->sbuf, 0xa5, BUF_LEN);
 		memset(f->cbuf, 0x5a, BUF_LEN);
@@ -716,7 +631,7 @@ TEST_F_TIMEOUT(fab, close_busy, T_S)
 	ssize_t n;
 
 	fab_up(_metadata, f);
-	before = mr_count(_metadata, f->dev);
+	before = uu_res_count(_metadata, f->dev, "mr");
 	ret = fi_mr_reg(f->domain, f->sbuf, BUF_LEN, FI_RECV, 0, 0, 0, &rmr, NULL);
 	ASSERT_EQ(0, ret) TH_LOG("fi_mr_reg, FI_RECV: %s", fi_strerror(-ret));
 	n = fi_recv(f->sep, f->sbuf, PAGE, fi_mr_desc(rmr), 0, &rctx);
@@ -726,25 +641,25 @@ TEST_F_TIMEOUT(fab, close_busy, T_S)
 	if (ret)
 		ASSERT_EQ(-FI_EBUSY, ret) TH_LOG("fi_close of the MR: %s",
 						 fi_strerror(-ret));
-	ASSERT_EQ(before + !!ret, mr_count(_metadata, f->dev));
+	ASSERT_EQ(before + !!ret, uu_res_count(_metadata, f->dev, "mr"));
 
-	fill(f->cbuf, len, 12);
+	uu_fill(f->cbuf, len, 12);
 	n = fi_send(f->cep, f->cbuf, len, fi_mr_desc(f->lmr), 0, &sctx);
 	ASSERT_EQ(0, n) TH_LOG("fi_send: %s", fi_strerror((int)-n));
 	err = fab_cq_wait(_metadata, f->scq, &rctx);
 	if (!ret) {
 		TH_LOG("observed: fab_close_busy_recv=%s",
 		       err ? fi_strerror(err) :
-		       pattern_len(f->sbuf, len, 12, 0) == len ? "landed" :
+		       uu_pattern_len(f->sbuf, len, 12, 0) == len ? "landed" :
 		       "not_landed");
 		return;
 	}
 	ASSERT_EQ(0, err) TH_LOG("the receive: %s", fi_strerror(err));
-	is_pattern(_metadata, "received", f->sbuf, len, 12, 0);
+	uu_is_pattern(_metadata, "received", f->sbuf, len, 12, 0);
 	ASSERT_EQ(0, fab_cq_wait(_metadata, f->ccq, &sctx));
 	ret = fi_close(&rmr->fid);
 	ASSERT_EQ(0, ret) TH_LOG("fi_close once idle: %s", fi_strerror(-ret));
-	ASSERT_EQ(before, mr_count(_metadata, f->dev));
+	ASSERT_EQ(before, uu_res_count(_metadata, f->dev, "mr"));
 }
 
 /*
@@ -791,10 +706,10 @@ TEST_F_TIMEOUT(fab, reg_mr_event, T_S)
 	ASSERT_EQ(0, ret) TH_LOG("fi_mr_reg: %s", fi_strerror(-ret));
 	ASSERT_NE(NULL, mr);
 
-	end = now_ms() + DEADLINE_MS;
+	end = uu_now_ms() + DEADLINE_MS;
 	do {
 		n = fi_eq_sread(f->deq, &event, &entry, sizeof(entry), 1000, 0);
-	} while (n == -FI_EAGAIN && now_ms() < end);
+	} while (n == -FI_EAGAIN && uu_now_ms() < end);
 	ASSERT_EQ((ssize_t)sizeof(entry), n) TH_LOG("fi_eq_sread: %s",
 						    fi_strerror((int)-n));
 	ASSERT_EQ(FI_MR_COMPLETE, event);
@@ -862,20 +777,10 @@ static void vhca_up(struct __test_metadata *_metadata, struct fab *f)
 		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_gid_entry ents[32];
-	struct ibv_device **list;
-	struct ibv_qp_attr a;
-	int i, n, gidx = -1;
 	union ibv_gid gid;
-	ssize_t ng;
+	int gidx, ret;
 
-	list = ibv_get_device_list(&n);
-	ASSERT_NE(NULL, list) TH_LOG("ibv_get_device_list: %s", strerror(errno));
-	for (i = 0; i < n && !f->ctx; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), f->dev))
-			f->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	ASSERT_NE(NULL, f->ctx) TH_LOG("cannot open %s", f->dev);
+	f->ctx = uu_open(_metadata, f->dev);
 	f->pd = ibv_alloc_pd(f->ctx);
 	ASSERT_NE(NULL, f->pd) TH_LOG("ibv_alloc_pd: %s", strerror(errno));
 	f->cq = ibv_create_cq(f->ctx, 16, NULL, NULL, 0);
@@ -887,51 +792,9 @@ static void vhca_up(struct __test_metadata *_metadata, struct fab *f)
 	f->pmr = ibv_reg_mr(f->pd, f->cbuf, BUF_LEN, IBV_ACC);
 	ASSERT_NE(NULL, f->pmr) TH_LOG("ibv_reg_mr: %s", strerror(errno));
 
-	/* The IPv4-mapped RoCE v2 GID of port 1. */
-	ng = ibv_query_gid_table(f->ctx, ents, 32, 0);
-	ASSERT_LT(0, ng) TH_LOG("ibv_query_gid_table: %zd", ng);
-	for (i = 0; i < ng && gidx < 0; i++) {
-		const __u8 *g = ents[i].gid.raw;
-
-		if (ents[i].port_num == 1 &&
-		    ents[i].gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !g[0] && g[10] == 0xff && g[11] == 0xff) {
-			gidx = ents[i].gid_index;
-			gid = ents[i].gid;
-		}
-	}
-	ASSERT_LE(0, gidx) TH_LOG("%s has no IPv4 RoCE v2 GID", f->dev);
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACC;
-	ASSERT_EQ(0, ibv_modify_qp(f->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = f->qp->qp_num;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = gidx;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	ASSERT_EQ(0, ibv_modify_qp(f->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-				   IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				   IBV_QP_MIN_RNR_TIMER));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	ASSERT_EQ(0, ibv_modify_qp(f->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-				   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				   IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC));
+	gidx = uu_gid(_metadata, f->ctx, f->dev, &gid);
+	ret = uu_qp_to_rts(f->qp, IBV_ACC, f->qp->qp_num, gidx, &gid);
+	ASSERT_EQ(0, ret) TH_LOG("QP to RTS: %s", strerror(ret));
 }
 
 /* One signaled RDMA @op between cbuf + @loff and (@raddr, @rkey). */
@@ -948,13 +811,13 @@ static void vhca_rdma(struct __test_metadata *_metadata, struct fab *f,
 		.send_flags = IBV_SEND_SIGNALED,
 		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
 	}, *bad;
-	__u64 end = now_ms() + DEADLINE_MS;
+	__u64 end = uu_now_ms() + DEADLINE_MS;
 	struct ibv_wc wc;
 	int n, ret;
 
 	ret = ibv_post_send(f->qp, &wr, &bad);
 	ASSERT_EQ(0, ret) TH_LOG("ibv_post_send: %s", strerror(ret));
-	while (now_ms() < end) {
+	while (uu_now_ms() < end) {
 		n = ibv_poll_cq(f->cq, 1, &wc);
 		ASSERT_LE(0, n);
 		if (!n) {
@@ -1044,15 +907,15 @@ TEST_F_TIMEOUT(fab, requested_key, T_S)
 	ASSERT_EQ(key, f->vmr->lkey);
 	ASSERT_EQ(key, f->vmr->rkey);
 	ASSERT_EQ(BUF_LEN, f->vmr->length);
-	fill(f->cbuf, PAGE, 6);
+	uu_fill(f->cbuf, PAGE, 6);
 	vhca_rdma(_metadata, f, IBV_WR_RDMA_WRITE, 0, IOVA_KEY + 3 * PAGE, key, PAGE);
-	is_pattern(_metadata, "written through the requested key",
-		   f->sbuf + 3 * PAGE, PAGE, 6, 0);
-	is_fill(_metadata, "before it", f->sbuf, 3 * PAGE, 0xa5);
-	is_fill(_metadata, "after it", f->sbuf + 4 * PAGE, BUF_LEN - 4 * PAGE, 0xa5);
+	uu_is_pattern(_metadata, "written through the requested key",
+		      f->sbuf + 3 * PAGE, PAGE, 6, 0);
+	uu_is_fill(_metadata, "before it", f->sbuf, 3 * PAGE, 0xa5);
+	uu_is_fill(_metadata, "after it", f->sbuf + 4 * PAGE, BUF_LEN - 4 * PAGE, 0xa5);
 	vhca_rdma(_metadata, f, IBV_WR_RDMA_READ, 4 * PAGE, IOVA_KEY + 3 * PAGE,
 		  key, PAGE);
-	is_pattern(_metadata, "read back", f->cbuf + 4 * PAGE, PAGE, 6, 0);
+	uu_is_pattern(_metadata, "read back", f->cbuf + 4 * PAGE, PAGE, 6, 0);
 }
 
 /*
@@ -1070,12 +933,12 @@ TEST_F_TIMEOUT(fab, regv_two_refused, T_S)
 	fab_up(_metadata, f);
 	iov[0] = (struct iovec){ f->sbuf + PAGE, PAGE };
 	iov[1] = (struct iovec){ f->sbuf + 8 * PAGE, 2 * PAGE };
-	before = mr_count(_metadata, f->dev);
+	before = uu_res_count(_metadata, f->dev, "mr");
 	ret = fi_mr_regv(f->domain, iov, 2, FAB_ACC, 0, 0, 0, &mr, NULL);
 	TH_LOG("observed: fab_regv2_ret=%s", fi_strerror(-ret));
 	ASSERT_EQ(-FI_EINVAL, ret) TH_LOG("fi_mr_regv, two entries: %s",
 					  fi_strerror(-ret));
-	ASSERT_EQ(before, mr_count(_metadata, f->dev));
+	ASSERT_EQ(before, uu_res_count(_metadata, f->dev, "mr"));
 
 	vhca_up(_metadata, f);
 	f->vmr = vhcav_reg_mr_iov(f->pd, iov, 2, IOVA_KEY, IBV_ACC, 0);
@@ -1089,20 +952,20 @@ TEST_F_TIMEOUT(fab, regv_two_refused, T_S)
 	ASSERT_EQ(3 * PAGE, f->vmr->length);
 	ASSERT_EQ(iov[0].iov_base, f->vmr->addr);
 	/* A write across the seam: the last 100 bytes of piece 0, then 1. */
-	fill(f->cbuf, 2 * PAGE, 7);
+	uu_fill(f->cbuf, 2 * PAGE, 7);
 	vhca_rdma(_metadata, f, IBV_WR_RDMA_WRITE, 0, IOVA_KEY + PAGE - 100,
 		  f->vmr->rkey, 2 * PAGE);
-	is_pattern(_metadata, "piece 0's tail", f->sbuf + 2 * PAGE - 100, 100, 7, 0);
-	is_pattern(_metadata, "piece 1's head", f->sbuf + 8 * PAGE, 2 * PAGE - 100,
-		   7, 100);
-	is_fill(_metadata, "before piece 0's tail", f->sbuf, 2 * PAGE - 100, 0xa5);
-	is_fill(_metadata, "between the pieces", f->sbuf + 2 * PAGE, 6 * PAGE, 0xa5);
-	is_fill(_metadata, "after piece 1's head", f->sbuf + 10 * PAGE - 100,
-		6 * PAGE + 100, 0xa5);
+	uu_is_pattern(_metadata, "piece 0's tail", f->sbuf + 2 * PAGE - 100, 100, 7, 0);
+	uu_is_pattern(_metadata, "piece 1's head", f->sbuf + 8 * PAGE, 2 * PAGE - 100,
+		      7, 100);
+	uu_is_fill(_metadata, "before piece 0's tail", f->sbuf, 2 * PAGE - 100, 0xa5);
+	uu_is_fill(_metadata, "between the pieces", f->sbuf + 2 * PAGE, 6 * PAGE, 0xa5);
+	uu_is_fill(_metadata, "after piece 1's head", f->sbuf + 10 * PAGE - 100,
+		   6 * PAGE + 100, 0xa5);
 	vhca_rdma(_metadata, f, IBV_WR_RDMA_READ, 4 * PAGE, IOVA_KEY + PAGE - 100,
 		  f->vmr->rkey, 2 * PAGE);
-	is_pattern(_metadata, "read back across the seam", f->cbuf + 4 * PAGE,
-		   2 * PAGE, 7, 0);
+	uu_is_pattern(_metadata, "read back across the seam", f->cbuf + 4 * PAGE,
+		      2 * PAGE, 7, 0);
 }
 
 /*

@@ -46,6 +46,22 @@
 #       last line of its output (for t_fail).
 #   t_pair NAME READY SERVER... -- CLIENT...
 #       mrc_pair as a check: "ok - NAME" when both exited 0.
+#   mrc_has_uverbs DEV
+#       DEV has a user verbs node (ib_uverbs took it).
+#   mrc_dev_counts DEV TYPE
+#       One line of what DEV holds: ib_core's restrack objects ("rdma res
+#       show", cm_ids included) and, for TYPE vhca, mrcore's accounting and
+#       vhca's live device keys. Take it before a program as BASE.
+#   mrc_dev_settled DEV TYPE
+#       Every count of mrc_dev_counts back to $BASE, waited for (the last
+#       reference to the uverbs file may go after the process is reaped);
+#       else prints both lines and fails.
+#   mrc_dev_run T TYPE DEV NETDEV ADDR CMD [ARGS...]
+#       DEV of TYPE (its module loaded) made on NETDEV with ADDR's GID and
+#       its uverbs node waited for (t_gate lines), BASE taken, CMD run,
+#       every count back to BASE (a t_check line); then DEV removed (a
+#       t_check line). T is the lines' prefix. Fails when a gate or CMD
+#       failed.
 
 type kill_tree >/dev/null 2>&1 || . ./nvmeof.sh
 
@@ -248,4 +264,48 @@ t_pair() {
 	else
 		t_fail "$name" "$(mrc_pair_why)"
 	fi
+}
+
+mrc_has_uverbs() {
+	grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null
+}
+
+# Every kind any user program makes: a kind a program does not use stays
+# at its base.
+mrc_dev_counts() {
+	local k
+	for k in qp cq pd mr cm_id; do
+		printf '%s %s ' $k "$(rdma_res $k "$1" | wc -l)"
+	done
+	[ "$2" = vhca ] || { echo; return 0; }
+	for k in pds mkeys mrs mrs_user mrs_indirect mrs_dmabuf mws \
+		 xlt_segs_used pages_pinned; do
+		printf '%s %s ' $k "$(mrc_stat "$1" $k)"
+	done
+	printf 'dev_keys %s\n' "$(awk 'NR > 1' "/sys/kernel/debug/vhca/$1/mkeys" | wc -l)"
+}
+
+mrc_dev_at_base() { [ "$(mrc_dev_counts "$1" "$2")" = "$BASE" ]; }
+mrc_dev_settled() {
+	wait_for "$PROGRESS_TMO" mrc_dev_at_base "$1" "$2" && return 0
+	echo "now: $(mrc_dev_counts "$1" "$2"); before: $BASE"
+	return 1
+}
+
+mrc_dev_run() {
+	local T=$1 type=$2 dev=$3 net=$4 addr=$5 ret=0
+	shift 5
+	if t_gate "$T: rdma link add $dev netdev $net, GID of $addr" \
+		rdma_link_up "$type" "$dev" "$net" "$addr" &&
+	   t_gate "$T: a uverbs node" wait_for "$PROGRESS_TMO" mrc_has_uverbs "$dev"; then
+		BASE=$(mrc_dev_counts "$dev" "$type")
+		echo "# $T: before: $BASE"
+		"$@" || ret=1
+		t_check "$T: every count back to what it was" \
+			mrc_dev_settled "$dev" "$type"
+	else
+		ret=1
+	fi
+	t_check "$T: rdma link del $dev" rdma_link_down "$dev" "$net"
+	return $ret
 }

@@ -65,8 +65,9 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
+#include "user_util.h"
+
 #define DEADLINE_S	60
-#define PORT		1
 #define BUF_LEN		(64 * 1024)
 #define MSG_LEN		4096
 #define NRECV		8
@@ -104,102 +105,31 @@ static uint64_t now_s(void)
 	return ts.tv_sec;
 }
 
-static void pattern(uint8_t *p, size_t len, uint8_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = seed + i * 7 + (i >> 8);
-}
-
-static bool has_pattern(const uint8_t *p, size_t len, uint8_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != (uint8_t)(seed + i * 7 + (i >> 8)))
-			return false;
-	return true;
-}
-
 /* The device named by MRC_UDEV and its IPv4-mapped RoCE v2 GID. */
 static int life_open(struct life *l)
 {
 	const char *name = getenv("MRC_UDEV") ?: "vhca0";
-	struct ibv_gid_entry ents[32];
-	struct ibv_device **list;
-	ssize_t n;
-	int i, ndev;
 
 	memset(l, 0, sizeof(*l));
-	l->gid_index = -1;
-	list = ibv_get_device_list(&ndev);
-	if (!list) {
-		fail("ibv_get_device_list", errno);
-		return -1;
-	}
-	for (i = 0; i < ndev && !l->ctx; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			l->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	l->ctx = uu_open_device(name);
 	if (!l->ctx) {
-		printf("FAIL: cannot open %s\n", name);
+		printf("FAIL: cannot open %s: %s\n", name, strerror(errno));
 		return -1;
 	}
-	n = ibv_query_gid_table(l->ctx, ents, 32, 0);
-	for (i = 0; i < n; i++) {
-		const uint8_t *g = ents[i].gid.raw;
-
-		if (ents[i].port_num == PORT &&
-		    ents[i].gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !g[0] && !g[9] && g[10] == 0xff && g[11] == 0xff) {
-			l->gid_index = ents[i].gid_index;
-			l->gid = ents[i].gid;
-			return 0;
-		}
+	l->gid_index = uu_roce_gid(l->ctx, &l->gid);
+	if (l->gid_index < 0) {
+		printf("FAIL: %s has no IPv4 RoCE v2 GID: %s\n", name,
+		       l->gid_index == -ENOENT ? "none in its GID table" :
+		       strerror(-l->gid_index));
+		return -1;
 	}
-	printf("FAIL: %s has no IPv4 RoCE v2 GID\n", name);
-	return -1;
+	return 0;
 }
 
 static int qp_to_rts(struct life *l, struct ibv_qp *qp, uint32_t dest)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = PORT,
-		.qp_access_flags = ACC_ALL | IBV_ACCESS_REMOTE_ATOMIC,
-	};
-	int ret;
-
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = l->gid;
-	a.ah_attr.grh.sgid_index = l->gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = PORT;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return uu_qp_to_rts(qp, ACC_ALL | IBV_ACCESS_REMOTE_ATOMIC, dest,
+			    l->gid_index, &l->gid);
 }
 
 /* PD, CQ and the connected RC pair. */
@@ -302,12 +232,12 @@ static int rdma_op(struct life *l, struct ibv_qp *qp, enum ibv_wr_opcode op,
 static int write_checked(struct life *l, uint8_t *dst, uint32_t rkey,
 			 uint8_t seed, const char *what)
 {
-	pattern(l->buf[MR_SRC], MSG_LEN, seed);
+	uu_fill(l->buf[MR_SRC], MSG_LEN, seed);
 	memset(dst, 0, MSG_LEN);
 	if (rdma_op(l, l->qp[0], IBV_WR_RDMA_WRITE, l->buf[MR_SRC],
 		    l->mr[MR_SRC]->lkey, dst, rkey, MSG_LEN, what))
 		return -1;
-	if (!has_pattern(dst, MSG_LEN, seed)) {
+	if (!uu_has_pattern(dst, MSG_LEN, seed)) {
 		printf("FAIL: %s: the bytes written are not there\n", what);
 		return -1;
 	}
@@ -453,13 +383,13 @@ static int life_build(struct life *l)
 	    write_checked(l, l->buf[MR_MW] + BUF_LEN / 2, l->mw[1]->rkey, 0x44,
 			  "RDMA WRITE through the type 2 window"))
 		return -1;
-	pattern(l->buf[MR_IODP], MSG_LEN, 0x55);
+	uu_fill(l->buf[MR_IODP], MSG_LEN, 0x55);
 	memset(l->buf[MR_DST], 0, MSG_LEN);
 	if (rdma_op(l, l->qp[0], IBV_WR_RDMA_WRITE, l->buf[MR_IODP],
 		    l->mr[MR_IODP]->lkey, l->buf[MR_DST], l->mr[MR_DST]->rkey,
 		    MSG_LEN, "RDMA WRITE from the implicit ODP MR"))
 		return -1;
-	if (!has_pattern(l->buf[MR_DST], MSG_LEN, 0x55)) {
+	if (!uu_has_pattern(l->buf[MR_DST], MSG_LEN, 0x55)) {
 		printf("FAIL: RDMA WRITE from the implicit ODP MR: bytes differ\n");
 		return -1;
 	}
@@ -583,8 +513,8 @@ static int fork_child(struct life *l, uint8_t *pbuf, struct ibv_mr *pmr)
 	uint8_t *cbuf;
 	int ret;
 
-	pattern(pbuf, BUF_LEN, 0xb0);
-	if (!has_pattern(pbuf, BUF_LEN, 0xb0)) {
+	uu_fill(pbuf, BUF_LEN, 0xb0);
+	if (!uu_has_pattern(pbuf, BUF_LEN, 0xb0)) {
 		printf("FAIL: child: its copy of the buffer does not hold B\n");
 		return 1;
 	}
@@ -637,7 +567,7 @@ static int do_fork(void)
 		fail("mmap", errno);
 		return 1;
 	}
-	pattern(pbuf, BUF_LEN, 0xa0);
+	uu_fill(pbuf, BUF_LEN, 0xa0);
 	pmr = ibv_reg_mr(l.pd, pbuf, BUF_LEN, ACC_ALL);
 	tmr = ibv_reg_mr(l.pd, tbuf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE);
 	if (!pmr || !tmr) {
@@ -665,22 +595,22 @@ static int do_fork(void)
 		       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 		return 1;
 	}
-	if (!has_pattern(pbuf, BUF_LEN, 0xa0)) {
+	if (!uu_has_pattern(pbuf, BUF_LEN, 0xa0)) {
 		printf("FAIL: the parent's buffer changed in the child's life\n");
 		return 1;
 	}
 	if (rdma_op(&l, l.qp[0], IBV_WR_RDMA_READ, tbuf, tmr->lkey, pbuf,
 		    pmr->rkey, BUF_LEN, "parent: RDMA READ of its MR"))
 		return 1;
-	if (!has_pattern(tbuf, BUF_LEN, 0xa0)) {
+	if (!uu_has_pattern(tbuf, BUF_LEN, 0xa0)) {
 		printf("FAIL: parent: its MR does not read its own A\n");
 		return 1;
 	}
-	pattern(tbuf, BUF_LEN, 0xc0);
+	uu_fill(tbuf, BUF_LEN, 0xc0);
 	if (rdma_op(&l, l.qp[0], IBV_WR_RDMA_WRITE, tbuf, tmr->lkey, pbuf,
 		    pmr->rkey, BUF_LEN, "parent: RDMA WRITE into its MR"))
 		return 1;
-	if (!has_pattern(pbuf, BUF_LEN, 0xc0)) {
+	if (!uu_has_pattern(pbuf, BUF_LEN, 0xc0)) {
 		printf("FAIL: parent: an RDMA WRITE into its MR did not land in its buffer\n");
 		return 1;
 	}

@@ -44,7 +44,7 @@ old_hung=
 # dev_add: vhca0 on $NETDEV (made by the first call), with $ADDR's GID.
 dev_add() {
 	rdma_link_up vhca $DEV $NETDEV $ADDR || return 1
-	wait_for $PROGRESS_TMO sh -c "grep -qx $DEV /sys/class/infiniband_verbs/uverbs*/ibdev" ||
+	wait_for $PROGRESS_TMO mrc_has_uverbs $DEV ||
 		{ echo "no uverbs node for $DEV"; return 1; }
 }
 
@@ -52,24 +52,14 @@ dev_add() {
 dev_gone() {
 	no_rdma_dev $DEV || { echo "rdma dev show still lists $DEV"; return 1; }
 	[ ! -e /sys/class/infiniband/$DEV ] || { echo "$DEV still in sysfs"; return 1; }
-	! grep -qx $DEV /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null ||
+	! mrc_has_uverbs $DEV ||
 		{ echo "$DEV still has a uverbs node"; return 1; }
 	[ ! -e /sys/kernel/debug/mrcore/$DEV ] || { echo "mrcore still has $DEV"; return 1; }
 	[ ! -e /sys/kernel/debug/vhca/$DEV ] || { echo "vhca still has $DEV"; return 1; }
 }
 
-# counts: one line of what vhca0 holds: ib_core's restrack objects (rdma
-# res show), mrcore's accounting, vhca's live device keys.
-counts() {
-	local k
-	for k in qp cq pd mr; do
-		printf '%s %s ' $k "$(rdma_res $k $DEV | wc -l)"
-	done
-	for k in pds mkeys mrs mws xlt_segs_used pages_pinned; do
-		printf '%s %s ' $k "$(mrc_stat $DEV $k)"
-	done
-	printf 'dev_keys %s\n' "$(awk 'NR > 1' /sys/kernel/debug/vhca/$DEV/mkeys | wc -l)"
-}
+# counts: one line of what vhca0 holds (user_lib.sh's mrc_dev_counts).
+counts() { mrc_dev_counts $DEV vhca; }
 
 # field SNAPSHOT KEY: KEY's value in a line of counts.
 field() {
@@ -78,14 +68,9 @@ field() {
 
 baseline() { BASE=$(counts); }
 
-# settled: every count is back to the baseline (waited for: the last
-# reference to the uverbs file may be dropped after the process is reaped).
-at_base() { [ "$(counts)" = "$BASE" ]; }
-settled() {
-	wait_for $PROGRESS_TMO at_base && return 0
-	echo "now: $(counts); baseline: $BASE"
-	return 1
-}
+# settled: every count is back to the baseline (user_lib.sh's
+# mrc_dev_settled).
+settled() { mrc_dev_settled $DEV vhca; }
 
 # live: the objects user_life reported are there, on top of the baseline.
 live() {

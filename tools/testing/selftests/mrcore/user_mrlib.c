@@ -55,9 +55,9 @@
 
 #include "mrcore_test_uapi.h"
 #include "mrct_util.h"
+#include "user_util.h"
 
 #define PAGE		4096UL
-#define PORT		1
 #define DEADLINE_S	60
 #define T_S		300	/* per test: TCG, a debug kernel, rdma runs */
 
@@ -109,19 +109,9 @@ struct rig {
 /* ---------------------------------------------------------------- */
 /* Device, PDs, the pair                                            */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
-}
-
 static void rig_setup(struct __test_metadata *_metadata, struct rig *r)
 {
 	const char *type = getenv("MRC_UDEV_TYPE");
-	struct ibv_device **list;
-	int i, n;
 
 	r->name = getenv("MRC_UDEV") ?: "vhca0";
 	if (type) {
@@ -132,14 +122,7 @@ static void rig_setup(struct __test_metadata *_metadata, struct rig *r)
 		r->vhca = !strncmp(r->name, "vhca", 4);
 	}
 	r->gid_index = -1;
-	list = ibv_get_device_list(&n);
-	ASSERT_NE(NULL, list) TH_LOG("ibv_get_device_list: %s", strerror(errno));
-	for (i = 0; i < n && !r->ctx; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), r->name))
-			r->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	/* The runner made the device: not opening it is a failure. */
-	ASSERT_NE(NULL, r->ctx) TH_LOG("cannot open %s", r->name);
+	r->ctx = uu_open(_metadata, r->name);
 	r->pd = ibv_alloc_pd(r->ctx);
 	ASSERT_NE(NULL, r->pd) TH_LOG("ibv_alloc_pd: %s", strerror(errno));
 }
@@ -191,26 +174,8 @@ static void rig_caps(struct __test_metadata *_metadata, struct rig *r)
 /* The port's IPv4-mapped RoCE v2 GID, which the loopback pair uses. */
 static void rig_gid(struct __test_metadata *_metadata, struct rig *r)
 {
-	struct ibv_gid_entry ents[32];
-	ssize_t n;
-	int i;
-
-	if (r->gid_index >= 0)
-		return;
-	n = ibv_query_gid_table(r->ctx, ents, 32, 0);
-	ASSERT_LT(0, n) TH_LOG("ibv_query_gid_table: %zd", n);
-	for (i = 0; i < n; i++) {
-		const uint8_t *g = ents[i].gid.raw;
-
-		if (ents[i].port_num == PORT &&
-		    ents[i].gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !g[0] && !g[9] && g[10] == 0xff && g[11] == 0xff) {
-			r->gid_index = ents[i].gid_index;
-			r->gid = ents[i].gid;
-			return;
-		}
-	}
-	ASSERT_LE(0, r->gid_index) TH_LOG("%s has no IPv4 RoCE v2 GID", r->name);
+	if (r->gid_index < 0)
+		r->gid_index = uu_gid(_metadata, r->ctx, r->name, &r->gid);
 }
 
 /* RESET, INIT, RTR towards @dest, RTS: 0 or an errno value. */
@@ -222,39 +187,8 @@ static int qp_connect(struct rig *r, struct ibv_qp *qp, uint32_t dest)
 	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE);
 	if (ret)
 		return ret;
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = PORT;
-	a.qp_access_flags = ACC | IBV_ACCESS_REMOTE_ATOMIC;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = r->gid;
-	a.ah_attr.grh.sgid_index = r->gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = PORT;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return uu_qp_to_rts(qp, ACC | IBV_ACCESS_REMOTE_ATOMIC, dest,
+			    r->gid_index, &r->gid);
 }
 
 /* Both QPs of @p connected again: after a completion in error. */
@@ -343,13 +277,13 @@ static int rdma_op(struct __test_metadata *_metadata, struct pair *p,
 		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
 		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
 	}, *bad;
-	uint64_t end = now_ms() + DEADLINE_S * 1000ULL;
+	uint64_t end = uu_now_ms() + DEADLINE_S * 1000ULL;
 	struct ibv_wc wc;
 	int n, ret;
 
 	ret = ibv_post_send(p->qp[0], &wr, &bad);
 	ASSERT_EQ(0, ret) TH_LOG("ibv_post_send: %s", strerror(ret));
-	while (now_ms() < end) {
+	while (uu_now_ms() < end) {
 		n = ibv_poll_cq(p->cq, 1, &wc);
 		ASSERT_LE(0, n) TH_LOG("ibv_poll_cq: %d", n);
 		if (!n) {
@@ -741,7 +675,7 @@ static struct ibv_mw *bind_mw2(struct __test_metadata *_metadata,
 {
 	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	uint64_t end = now_ms() + DEADLINE_S * 1000ULL;
+	uint64_t end = uu_now_ms() + DEADLINE_S * 1000ULL;
 	struct ibv_mw *mw;
 	struct ibv_wc wc;
 	int n, ret;
@@ -758,7 +692,7 @@ static struct ibv_mw *bind_mw2(struct __test_metadata *_metadata,
 	ret = ibv_post_send(p->qp[1], &wr, &bad);
 	ASSERT_EQ(0, ret) TH_LOG("IBV_WR_BIND_MW: %s", strerror(ret));
 	for (;;) {
-		ASSERT_GT(end, now_ms()) TH_LOG("no completion of the bind");
+		ASSERT_GT(end, uu_now_ms()) TH_LOG("no completion of the bind");
 		n = ibv_poll_cq(p->cq, 1, &wc);
 		ASSERT_LE(0, n);
 		if (n && wc.wr_id == wr.wr_id)
@@ -902,7 +836,7 @@ static void dbuf_fetch_add(struct __test_metadata *_metadata, struct rig *r,
 		.wr.atomic = { .remote_addr = IOVA_DB + 8, .compare_add = 5,
 			       .rkey = mr->rkey },
 	}, *bad;
-	uint64_t end = now_ms() + DEADLINE_S * 1000ULL;
+	uint64_t end = uu_now_ms() + DEADLINE_S * 1000ULL;
 	struct ibv_wc wc;
 	int n = 0, ret;
 
@@ -910,7 +844,7 @@ static void dbuf_fetch_add(struct __test_metadata *_metadata, struct rig *r,
 	*old = 0;
 	ret = ibv_post_send(p->qp[0], &wr, &bad);
 	ASSERT_EQ(0, ret) TH_LOG("ibv_post_send: %s", strerror(ret));
-	while (!n && now_ms() < end) {
+	while (!n && uu_now_ms() < end) {
 		n = ibv_poll_cq(p->cq, 1, &wc);
 		ASSERT_LE(0, n);
 		if (!n)
@@ -1726,12 +1660,12 @@ static long long odp_stat(struct __test_metadata *_metadata,
 static long long wait_prefetched(struct __test_metadata *_metadata,
 				 struct ibv_mr *mr, long long want)
 {
-	uint64_t end = now_ms() + DEADLINE_S * 1000ULL;
+	uint64_t end = uu_now_ms() + DEADLINE_S * 1000ULL;
 	long long v;
 
 	for (;;) {
 		v = odp_stat(_metadata, mr, "odp_prefetched_pages");
-		if (v == want || now_ms() > end)
+		if (v == want || uu_now_ms() > end)
 			return v;
 		usleep(100000);
 	}

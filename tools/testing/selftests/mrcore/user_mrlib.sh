@@ -14,8 +14,9 @@
 #   not ok N rereg.trans      ->  not ok - user-mrlib DEV: rereg.trans # why
 #
 # After each device: every count of it is back to what it was before the
-# program (ib_core's objects in "rdma res show"; on vhca0 mrcore's
-# accounting and vhca's live device keys as well), and the kernel log
+# program (user_lib.sh's mrc_dev_counts: ib_core's objects in "rdma res
+# show"; on vhca0 mrcore's accounting and vhca's live device keys as
+# well), and the kernel log
 # since it began, module unloads included, has no leak, warning or hung
 # task.
 #
@@ -35,39 +36,11 @@ rc=0
 # The harness names a case FIXTURE.CASE and tap_to_lines drops the first
 # part, so the program's name goes in front of it: the lines say
 # rereg.trans, not a bare trans that several groups have.
+# shellcheck disable=SC2317 # run by mrc_dev_run
 mrlib_run() {
 	mrc_chroot env MRC_UDEV="$1" MRC_UDEV_TYPE="$2" /tmp/user_mrlib 2>&1 |
 		sed 's/^\(#[[:space:]]*RUN[[:space:]]*\)\([^[:space:]]\)/\1user_mrlib.\2/' |
 		tap_to_lines "user-mrlib $1" user_mrlib
-}
-
-# has_uverbs DEV: DEV has a user verbs node (ib_uverbs took it).
-has_uverbs() {
-	grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null
-}
-
-# mrlib_counts DEV TYPE: one line of what DEV holds: ib_core's restrack
-# objects and, for vhca, mrcore's accounting and vhca's live device keys.
-mrlib_counts() {
-	local k
-	for k in qp cq pd mr; do
-		printf '%s %s ' $k "$(rdma_res $k "$1" | wc -l)"
-	done
-	[ "$2" = vhca ] || { echo; return 0; }
-	for k in pds mkeys mrs mrs_user mrs_indirect mrs_dmabuf mws \
-		 xlt_segs_used pages_pinned; do
-		printf '%s %s ' $k "$(mrc_stat "$1" $k)"
-	done
-	printf 'dev_keys %s\n' "$(awk 'NR > 1' "/sys/kernel/debug/vhca/$1/mkeys" | wc -l)"
-}
-
-# mrlib_settled DEV TYPE: every count back to $BASE (waited for: the last
-# reference to the uverbs file may go after the process is reaped).
-mrlib_at_base() { [ "$(mrlib_counts "$1" "$2")" = "$BASE" ]; }
-mrlib_settled() {
-	wait_for "$PROGRESS_TMO" mrlib_at_base "$1" "$2" && return 0
-	echo "now: $(mrlib_counts "$1" "$2"); before: $BASE"
-	return 1
 }
 
 # mrlib_device TYPE DEV NETDEV ADDR: DEV of TYPE on a dummy NETDEV with
@@ -81,18 +54,8 @@ mrlib_device() {
 		t_check "$T: mrcore_test loads" load_mrcore_test ;;
 	rxe)	t_gate "$T: rdma_rxe loads" modprobe rdma_rxe || { rc=1; return; } ;;
 	esac
-	if t_gate "$T: rdma link add $dev netdev $net, GID of $addr" \
-		rdma_link_up "$type" "$dev" "$net" "$addr" &&
-	   t_gate "$T: a uverbs node" wait_for "$PROGRESS_TMO" has_uverbs "$dev"; then
-		BASE=$(mrlib_counts "$dev" "$type")
-		echo "# $T: before: $BASE"
-		mrlib_run "$dev" "$type" || rc=1
-		t_check "$T: every count back to what it was" \
-			mrlib_settled "$dev" "$type"
-	else
+	mrc_dev_run "$T" "$type" "$dev" "$net" "$addr" mrlib_run "$dev" "$type" ||
 		rc=1
-	fi
-	t_check "$T: rdma link del $dev" rdma_link_down "$dev" "$net"
 	if [ "$type" = vhca ]; then
 		if ! builtin_module mrcore_test && [ -e /sys/module/mrcore_test ]; then
 			t_check "$T: rmmod mrcore_test" rmmod mrcore_test

@@ -3,8 +3,9 @@
 # The runner of user_cm.sh and user_fabric.sh: one kselftest-harness
 # program of this directory, run in the host root's chroot (user_lib.sh)
 # over each device in turn, its TAP turned into this tier's lines
-# (chardev_lib.sh's tap_to_lines), the device's counts and the kernel log
-# checked after it, and the "observed:" facts of the runs compared.
+# (chardev_lib.sh's tap_to_lines), the device's counts (user_lib.sh's
+# mrc_dev_counts) and the kernel log checked after it, and the "observed:"
+# facts of the runs compared.
 #
 # Source it after lib.sh, chardev_lib.sh, nvmeof.sh and user_lib.sh, with:
 #
@@ -20,35 +21,6 @@
 #       the facts compared; exits with the result.
 
 rc=0
-
-# urig_has_uverbs DEV: DEV has a user verbs node (ib_uverbs took it).
-urig_has_uverbs() {
-	grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null
-}
-
-# urig_counts DEV TYPE: one line of what DEV holds: ib_core's restrack
-# objects (cm_ids included: the programs make them) and, for vhca,
-# mrcore's accounting and vhca's live device keys.
-urig_counts() {
-	local k
-	for k in qp cq pd mr cm_id; do
-		printf '%s %s ' $k "$(rdma_res $k "$1" | wc -l)"
-	done
-	[ "$2" = vhca ] || { echo; return 0; }
-	for k in pds mkeys mrs mrs_user pages_pinned xlt_segs_used; do
-		printf '%s %s ' $k "$(mrc_stat "$1" $k)"
-	done
-	printf 'dev_keys %s\n' "$(awk 'NR > 1' "/sys/kernel/debug/vhca/$1/mkeys" | wc -l)"
-}
-
-# urig_settled DEV TYPE: every count back to $BASE (waited for: the last
-# reference to the uverbs file may go after the process is reaped).
-urig_at_base() { [ "$(urig_counts "$1" "$2")" = "$BASE" ]; }
-urig_settled() {
-	wait_for "$PROGRESS_TMO" urig_at_base "$1" "$2" && return 0
-	echo "now: $(urig_counts "$1" "$2"); before: $BASE"
-	return 1
-}
 
 # urig_run DEV TYPE ADDR: the program, its raw output kept for the facts.
 urig_run() {
@@ -67,18 +39,8 @@ urig_device() {
 	vhca)	t_gate "$T: mrcore and vhca load" load_mrcore || { rc=1; return; } ;;
 	rxe)	t_gate "$T: rdma_rxe loads" modprobe rdma_rxe || { rc=1; return; } ;;
 	esac
-	if t_gate "$T: rdma link add $dev netdev $net, GID of $addr" \
-		rdma_link_up "$type" "$dev" "$net" "$addr" &&
-	   t_gate "$T: a uverbs node" wait_for "$PROGRESS_TMO" urig_has_uverbs "$dev"; then
-		BASE=$(urig_counts "$dev" "$type")
-		echo "# $T: before: $BASE"
+	mrc_dev_run "$T" "$type" "$dev" "$net" "$addr" \
 		urig_run "$dev" "$type" "$addr" || rc=1
-		t_check "$T: every count back to what it was" \
-			urig_settled "$dev" "$type"
-	else
-		rc=1
-	fi
-	t_check "$T: rdma link del $dev" rdma_link_down "$dev" "$net"
 	[ "$type" = vhca ] && t_check "$T: vhca and mrcore unload" unload_mrcore
 	t_check "$T: no leak or warning in the kernel log" klog_clean "$T"
 	t_check "$T: no hung task in the kernel log" klog_no_hang "$T"

@@ -43,11 +43,6 @@ ubad_run() {
 		tap_to_lines "uverbs_bad $dev" uverbs_bad
 }
 
-# has_uverbs DEV: DEV has a user verbs node (ib_uverbs took it).
-has_uverbs() {
-	grep -qx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null
-}
-
 rc=0
 [ -x ./uverbs_bad ] || { t_fail "uverbs_bad: prerequisite" "no ./uverbs_bad"; exit 4; }
 t_gate "uverbs_bad: the host's root in a chroot" mrc_root_up || exit 1
@@ -62,7 +57,7 @@ if [ "${UBAD_RXE:-0}" = 1 ] &&
 	sh -c 'modprobe rdma_rxe && modprobe ib_uverbs' &&
    t_gate "uverbs_bad rxe0: rdma link add rxe0 netdev ubadr0" \
 	rdma_link_up rxe rxe0 ubadr0 10.79.0.1 &&
-   t_gate "uverbs_bad rxe0: a uverbs node" wait_for $PROGRESS_TMO has_uverbs rxe0; then
+   t_gate "uverbs_bad rxe0: a uverbs node" wait_for $PROGRESS_TMO mrc_has_uverbs rxe0; then
 	ubad_run rxe0 "${UBAD_RXE_CLASSES:-all}" MRC_UBAD_RXE=1 || rc=1
 	t_check "uverbs_bad rxe0: rdma link del rxe0" rdma_link_down rxe0 ubadr0
 fi
@@ -72,7 +67,7 @@ if t_gate "uverbs_bad vhca0: mrcore and vhca load" load_mrcore &&
    t_gate "uverbs_bad vhca0: rdma link add vhca0 netdev ubadv0" \
 	rdma_link_up vhca vhca0 ubadv0 10.79.1.1; then
 	if t_gate "uverbs_bad vhca0: a uverbs node" \
-		wait_for $PROGRESS_TMO has_uverbs vhca0; then
+		wait_for $PROGRESS_TMO mrc_has_uverbs vhca0; then
 		ubad_run vhca0 "${UBAD_VHCA_CLASSES:-all}" || rc=1
 	else
 		rc=1
