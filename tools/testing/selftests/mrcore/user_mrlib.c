@@ -263,6 +263,35 @@ static void rig_pair2(struct __test_metadata *_metadata, struct rig *r)
 /* Traffic                                                          */
 
 /*
+ * Post @wr (signaled, its wr_id made unique) on QP 0 of @p and wait for
+ * its completion: the status, or -1 when none came within the deadline.
+ */
+static int post_wait(struct __test_metadata *_metadata, struct pair *p,
+		     struct ibv_send_wr *wr)
+{
+	uint64_t end = uu_now_ms() + DEADLINE_S * 1000ULL;
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int n, ret;
+
+	wr->wr_id = ++p->wr_id;
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	ret = ibv_post_send(p->qp[0], wr, &bad);
+	ASSERT_EQ(0, ret) TH_LOG("ibv_post_send: %s", strerror(ret));
+	while (uu_now_ms() < end) {
+		n = ibv_poll_cq(p->cq, 1, &wc);
+		ASSERT_LE(0, n) TH_LOG("ibv_poll_cq: %d", n);
+		if (!n) {
+			usleep(1000);
+			continue;
+		}
+		if (wc.wr_id == wr->wr_id)
+			return wc.status;
+	}
+	return -1;
+}
+
+/*
  * One signaled @op on QP 0 of @p: @len bytes between @laddr (@lkey) and
  * @raddr (@rkey). The completion's status, or -1 when none came within
  * the deadline.
@@ -273,27 +302,11 @@ static int rdma_op(struct __test_metadata *_metadata, struct pair *p,
 {
 	struct ibv_sge sge = { .addr = laddr, .length = len, .lkey = lkey };
 	struct ibv_send_wr wr = {
-		.wr_id = ++p->wr_id, .sg_list = &sge, .num_sge = 1,
-		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+		.sg_list = &sge, .num_sge = 1, .opcode = op,
 		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
-	}, *bad;
-	uint64_t end = uu_now_ms() + DEADLINE_S * 1000ULL;
-	struct ibv_wc wc;
-	int n, ret;
+	};
 
-	ret = ibv_post_send(p->qp[0], &wr, &bad);
-	ASSERT_EQ(0, ret) TH_LOG("ibv_post_send: %s", strerror(ret));
-	while (uu_now_ms() < end) {
-		n = ibv_poll_cq(p->cq, 1, &wc);
-		ASSERT_LE(0, n) TH_LOG("ibv_poll_cq: %d", n);
-		if (!n) {
-			usleep(1000);
-			continue;
-		}
-		if (wc.wr_id == wr.wr_id)
-			return wc.status;
-	}
-	return -1;
+	return post_wait(_metadata, p, &wr);
 }
 
 static const char *wc_name(int status)
@@ -830,29 +843,17 @@ static void dbuf_fetch_add(struct __test_metadata *_metadata, struct rig *r,
 	struct ibv_sge sge = { .addr = (uintptr_t)old, .length = 8,
 			       .lkey = p->mr->lkey };
 	struct ibv_send_wr wr = {
-		.wr_id = ++p->wr_id, .sg_list = &sge, .num_sge = 1,
+		.sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
-		.send_flags = IBV_SEND_SIGNALED,
 		.wr.atomic = { .remote_addr = IOVA_DB + 8, .compare_add = 5,
 			       .rkey = mr->rkey },
-	}, *bad;
-	uint64_t end = uu_now_ms() + DEADLINE_S * 1000ULL;
-	struct ibv_wc wc;
-	int n = 0, ret;
+	};
+	int st;
 
 	dbuf_rw(_metadata, d, 0, was, sizeof(was), true);
 	*old = 0;
-	ret = ibv_post_send(p->qp[0], &wr, &bad);
-	ASSERT_EQ(0, ret) TH_LOG("ibv_post_send: %s", strerror(ret));
-	while (!n && uu_now_ms() < end) {
-		n = ibv_poll_cq(p->cq, 1, &wc);
-		ASSERT_LE(0, n);
-		if (!n)
-			usleep(1000);
-	}
-	ASSERT_EQ(1, n) TH_LOG("no completion of the FETCH_AND_ADD");
-	ASSERT_EQ(IBV_WC_SUCCESS, wc.status)
-		TH_LOG("FETCH_AND_ADD: %s", ibv_wc_status_str(wc.status));
+	st = post_wait(_metadata, p, &wr);
+	ASSERT_EQ(IBV_WC_SUCCESS, st) TH_LOG("FETCH_AND_ADD: %s", wc_name(st));
 	EXPECT_EQ(was[1], *old);
 	dbuf_rw(_metadata, d, 0, now, sizeof(now), false);
 	EXPECT_EQ(was[0], now[0]);
@@ -3061,7 +3062,8 @@ TEST_F_TIMEOUT(alloc, basic, T_S)
 /* fail_page_alloc's debugfs directory (CONFIG_FAIL_PAGE_ALLOC). */
 #define FPA "/sys/kernel/debug/fail_page_alloc"
 
-static int fpa_write(const char *path, const char *val)
+/* Write @val to the file @path (debugfs, cgroup, proc): 0 or -errno. */
+static int write_str(const char *path, const char *val)
 {
 	int fd = open(path, O_WRONLY);
 	ssize_t n;
@@ -3080,7 +3082,7 @@ static void fpa_set(struct __test_metadata *_metadata, const char *knob,
 	int ret;
 
 	snprintf(path, sizeof(path), "%s/%s", FPA, knob);
-	ret = fpa_write(path, val);
+	ret = write_str(path, val);
 	ASSERT_EQ(0, ret) TH_LOG("%s <- %s: %s", path, val, strerror(-ret));
 }
 
@@ -3119,10 +3121,10 @@ TEST_F_TIMEOUT(alloc, fragmented, T_S)
 	fpa_set(_metadata, "ignore-gfp-highmem", "N");
 	fpa_set(_metadata, "min-order", "3");
 	fpa_set(_metadata, "probability", "100");
-	ASSERT_EQ(0, fpa_write("/proc/thread-self/make-it-fail", "1"));
+	ASSERT_EQ(0, write_str("/proc/thread-self/make-it-fail", "1"));
 	mr = vhcav_alloc_mr(r->pd, len, ACC, 0);
 	err = errno;
-	ASSERT_EQ(0, fpa_write("/proc/thread-self/make-it-fail", "0"));
+	ASSERT_EQ(0, write_str("/proc/thread-self/make-it-fail", "0"));
 	fpa_set(_metadata, "probability", "0");
 	ASSERT_NE(NULL, mr) TH_LOG("vhcav_alloc_mr with no block over order 2: %s",
 				   strerror(err));
@@ -3176,7 +3178,7 @@ static bool cg_has_memory(void)
 static void cg_write(struct __test_metadata *_metadata, const char *path,
 		     const char *val)
 {
-	int ret = fpa_write(path, val);
+	int ret = write_str(path, val);
 
 	ASSERT_EQ(0, ret) TH_LOG("%s <- %s: %s", path, val, strerror(-ret));
 }
