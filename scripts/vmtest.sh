@@ -79,7 +79,8 @@ debug)
 	make -s -C "$(bash "$here/tree.sh")" O="$kbuild" \
 		INSTALL_MOD_PATH="$kroot" modules_install >/dev/null
 	kodir=""
-	MODS="$MODS vhca mrcore_test"
+	# kmemleak-test: leaks.sh shows with it that the scan finds leaks.
+	MODS="$MODS vhca mrcore_test kmemleak-test"
 	# The built-in KUnit suites ran in "make kunit"; do not run them
 	# again here. (vhca's run whenever vhca.ko loads: make kunit reports
 	# them, with vhca_kunit.sh.)

@@ -100,7 +100,7 @@ load_vhca() {
 		insmod $MRC_KO/vhca.ko "$@"
 	else
 		modprobe vhca "$@"
-	fi
+	fi && mod_note vhca
 }
 
 # The test device /dev/mrcore_test, out-of-tree build or the kernel's own.
@@ -109,7 +109,72 @@ load_mrcore_test() {
 		insmod $MRC_KO/mrcore_test.ko
 	else
 		modprobe mrcore_test
-	fi
+	fi && mod_note mrcore_test
+}
+
+# mod_note NAME: remember where module NAME's code was loaded (name, size,
+# base, one line per load in $MRC_MODMAP), so that kmemleak_ours can name a
+# leak whose allocating frames are in a module unloaded since, which
+# kmemleak can only print as a bare address.
+MRC_MODMAP=/tmp/mrc_modmap
+mod_note() {
+	awk -v m="$1" '$1 == m {print $1, $2, $6}' /proc/modules >> $MRC_MODMAP
+	return 0
+}
+
+# kmemleak_ours OUT: scan (kmemleak, debug kernel), then write to OUT every
+# unreferenced object one of whose backtrace frames is ours: a symbol of
+# mrcore (built in on the debug kernel), vhca or mrcore_test, or a bare
+# address inside a range mod_note recorded for vhca or mrcore_test. The
+# kernel's other reports go to OUT.other. Returns 1 when OUT is not empty,
+# 2 without kmemleak. "clear" afterwards: the next call reports only what
+# is new.
+kmemleak_ours() {
+	local f=/sys/kernel/debug/kmemleak
+	[ -w $f ] || return 2
+	echo scan > $f || return 2
+	cat $f > "$1.all"
+	echo clear > $f
+	rm -f "$1" "$1.other"
+	# A first line, so that FNR == NR is the map alone even when empty.
+	echo "none 0 0x0" >> $MRC_MODMAP
+	awk -v out="$1" -v other="$1.other" '
+	# Module addresses are 0xffffffff........: compare the low 32 bits
+	# (busybox awk has no strtonum, and doubles hold 32 bits exactly).
+	function lo32(h,    i, v) {
+		h = tolower(h)
+		sub(/^0x/, "", h)
+		if (length(h) != 16 || substr(h, 1, 8) != "ffffffff")
+			return -1
+		v = 0
+		for (i = 9; i <= 16; i++)
+			v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+		return v
+	}
+	function flush() {
+		if (rec != "")
+			printf "%s", rec > (mine ? out : other)
+		rec = ""
+		mine = 0
+	}
+	FNR == NR { base[NR] = lo32($3); size[NR] = $2; n = NR; next }
+	/^unreferenced object/ { flush() }
+	{ rec = rec $0 "\n" }
+	/\[<[0-9a-f]+>\]/ {
+		if ($0 ~ /\[(vhca|mrcore_test|mrcore)\]/ ||
+		    $0 ~ / (mrc|mrct|vhca)_[a-z0-9_]*\+0x/)
+			mine = 1
+		else if (match($0, /\] 0x[0-9a-f]+$/)) {
+			a = lo32(substr($0, RSTART + 2))
+			for (i = 1; i <= n; i++)
+				if (a >= 0 && base[i] >= 0 &&
+				    a >= base[i] && a < base[i] + size[i])
+					mine = 1
+		}
+	}
+	END { flush() }' $MRC_MODMAP "$1.all"
+	touch "$1" "$1.other"
+	[ ! -s "$1" ]
 }
 
 unload_mrcore() {
