@@ -335,6 +335,7 @@ struct fz_thread {
 	size_t subst_at;
 	uint64_t new_inputs;
 	bool exact;		/* set-up sequences: no call misshapen */
+	bool failed;		/* it detected a failure (reported once) */
 };
 
 /* One operation of a family's table. */
@@ -1050,6 +1051,7 @@ static void fz_fail(struct fz_thread *t, const char *fmt, ...)
 	va_end(ap);
 	fz_log("fuzz: FAILURE: thread %u, exec %llu: %s\n", t->id,
 	       (unsigned long long)t->exec, msg);
+	t->failed = true;
 	fz_repro(t);
 	__atomic_store_n(&g.failed, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&g.stop, 1, __ATOMIC_RELAXED);
@@ -5077,7 +5079,8 @@ static void fz_thread_teardown(struct fz_thread *t)
 {
 	unsigned int i;
 
-	fz_canary_check(t, t->cd.bound);
+	if (!t->failed)
+		fz_canary_check(t, t->cd.bound);
 	cd_release_holds(t, false);
 	if (t->cd.fd >= 0)
 		close(t->cd.fd);
