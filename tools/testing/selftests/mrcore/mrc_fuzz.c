@@ -949,13 +949,22 @@ static uint64_t fz_len(struct fz_thread *t, uint64_t room)
 	}
 }
 
-/* An address and a length together; now and then the range wraps. */
-static void fz_range(struct fz_thread *t, __u64 *addr, __u64 *len)
+/*
+ * An address and a length to register with @access; now and then the
+ * range wraps. An ODP MR is never pinned: the device faults in whatever
+ * its range covers, this program's own memory too. So an ODP range stays
+ * within its region and the guard page after it (the implicit ODP MR, all
+ * of the address space from 0, is made elsewhere: the operations only
+ * draw its addresses at random).
+ */
+static void fz_range(struct fz_thread *t, uint32_t access, __u64 *addr, __u64 *len)
 {
 	uint64_t room;
 
 	*addr = fz_addr(t, &room);
 	*len = fz_one_in(t, 16) ? 0 - *addr + fz_below(t, 3) : fz_len(t, room);
+	if ((access & MRCT_ACCESS_ON_DEMAND) && *len > room + FZ_PAGE)
+		*len = fz_below(t, room + FZ_PAGE + 1);
 }
 
 /*
@@ -1620,8 +1629,8 @@ static void cd_reg(struct fz_thread *t)
 		r.length = ~0ULL;
 		r.access = MRCT_ACCESS_ON_DEMAND | (fz_rand(t) & 0xf);
 	} else {
-		fz_range(t, &r.addr, &r.length);
 		r.access = fz_access(t);
+		fz_range(t, r.access, &r.addr, &r.length);
 	}
 	r.iova = fz_below(t, 3) ? r.addr : fz_u64(t);
 	r.pd = cd_pd(t);
@@ -1675,7 +1684,8 @@ static void cd_rereg(struct fz_thread *t)
 
 	rr.handle = tab_handle(t, &cd->mrs, &o, cd->canary_h);
 	rr.flags = fz_below(t, 8) ? 1 + fz_below(t, 7) : fz_u32(t);
-	fz_range(t, &rr.addr, &rr.length);
+	/* The MR may be an ODP one: its new range is bounded as if it were. */
+	fz_range(t, MRCT_ACCESS_ON_DEMAND, &rr.addr, &rr.length);
 	rr.iova = fz_below(t, 3) ? rr.addr : fz_u64(t);
 	rr.access = fz_access(t);
 	rr.pd = cd_pd(t);
@@ -2355,9 +2365,9 @@ static void cd_keys_reg(struct fz_thread *t)
 	struct mrct_keys_reg r = {};
 	struct fz_obj o = {};
 
-	fz_range(t, &r.addr, &r.length);
-	r.iova = fz_below(t, 3) ? r.addr : fz_u64(t);
 	r.access = fz_access(t);
+	fz_range(t, r.access, &r.addr, &r.length);
+	r.iova = fz_below(t, 3) ? r.addr : fz_u64(t);
 	r.pd = cd_pd(t);
 	switch (fz_below(t, 4)) {
 	case 0:
@@ -2561,16 +2571,24 @@ static void cd_stamp(struct fz_thread *t)
 	static const uint32_t slots[] = { 8, 64, 512, 4096, 0, 7, 4104 };
 	struct mrct_stamp_writes s = {};
 	struct fz_obj *mr, *pair, *src = tab_pick(t, &t->cd.mrs);
-	uint64_t room;
 
 	cd_pair(t, &s.pair, &s.qp, &pair);
 	s.mr = tab_handle(t, &t->cd.mrs, &mr, t->cd.canary_h);
 	s.src_lkey = src && fz_below(t, 4) ? src->lkey : fz_key(t);
 	s.src_iova = fz_iova_in(t, src);
+	/*
+	 * M moves between two buffers of that length: where it is (its iova,
+	 * when that is its address), and the start of a pool region. M may be
+	 * an ODP MR, which must not reach past a region.
+	 */
 	s.iova = mr ? mr->iova : fz_u64(t);
-	s.length = mr ? mr->len : fz_u64(t);
-	s.addr[0] = mr && fz_below(t, 2) ? mr->iova : fz_addr(t, &room);
-	s.addr[1] = fz_addr(t, &room);
+	s.length = fz_min(mr ? mr->len : fz_u64(t), FZ_POOL_LEN);
+	s.addr[0] = mr ? mr->iova : fz_u64(t);
+	s.addr[1] = (uintptr_t)t->reg[FZ_R_POOL + fz_below(t, FZ_POOLS)].p;
+	if (fz_one_in(t, 2)) {
+		s.addr[1] = s.addr[0];
+		s.addr[0] = (uintptr_t)t->reg[FZ_R_POOL + fz_below(t, FZ_POOLS)].p;
+	}
 	s.slot_size = slots[fz_below(t, ARRAY_SIZE(slots))];
 	s.first = fz_below(t, 4) ? 0 : fz_u32(t);
 	s.count = fz_below(t, 8) ? 1 + fz_below(t, 32) :
@@ -3105,6 +3123,7 @@ static void uv_reg(struct fz_thread *t, uint64_t addr, uint64_t len,
 
 static void uv_reg_mr(struct fz_thread *t)
 {
+	uint32_t access;
 	__u64 addr, len;
 
 	if (fz_one_in(t, 32)) {
@@ -3112,8 +3131,9 @@ static void uv_reg_mr(struct fz_thread *t)
 		uv_reg(t, 0, ~0ULL, 0, IBV_ACCESS_ON_DEMAND | (fz_rand(t) & 0xf));
 		return;
 	}
-	fz_range(t, &addr, &len);
-	uv_reg(t, addr, len, fz_below(t, 3) ? addr : fz_u64(t), fz_access(t));
+	access = fz_access(t);
+	fz_range(t, access, &addr, &len);
+	uv_reg(t, addr, len, fz_below(t, 3) ? addr : fz_u64(t), access);
 }
 
 static void uv_rereg_mr(struct fz_thread *t)
@@ -3126,7 +3146,8 @@ static void uv_rereg_mr(struct fz_thread *t)
 
 	c.mr_handle = tab_handle(t, &uv->mrs, &o, uv->canary_h);
 	c.flags = fz_below(t, 8) ? 1 + fz_below(t, 7) : fz_u32(t);
-	fz_range(t, &addr, &len);
+	/* The MR may be an ODP one: its new range is bounded as if it were. */
+	fz_range(t, IBV_ACCESS_ON_DEMAND, &addr, &len);
 	c.start = addr;
 	c.length = len;
 	c.hca_va = fz_below(t, 3) ? addr : fz_u64(t);
@@ -3605,6 +3626,7 @@ static void lib_reg(struct fz_thread *t)
 {
 	struct fz_uv *uv = &t->uv;
 	unsigned int i = fz_below(t, FZ_LMRS);
+	uint32_t access;
 	__u64 addr, len;
 
 	if (uv->lmr[i]) {
@@ -3613,8 +3635,9 @@ static void lib_reg(struct fz_thread *t)
 		uv->lmr[i] = NULL;
 		return;
 	}
-	fz_range(t, &addr, &len);
-	uv->lmr[i] = ibv_reg_mr(uv->lpd, (void *)(uintptr_t)addr, len, fz_access(t));
+	access = fz_access(t);
+	fz_range(t, access, &addr, &len);
+	uv->lmr[i] = ibv_reg_mr(uv->lpd, (void *)(uintptr_t)addr, len, access);
 	fz_sys(uv->lmr[i] ? 0 : -1);
 	if (uv->lmr[i]) {
 		fz_key_add(t, uv->lmr[i]->lkey);
@@ -3866,12 +3889,12 @@ static void mt_reg_iov(struct fz_thread *t)
 	uint64_t total = 0, iova;
 	struct fz_attr a[FZ_ATTRS];
 	unsigned int k = 0;
-	uint32_t pd = uv_pd(t);
+	uint32_t pd = uv_pd(t), access = fz_access(t);
 
 	n = fz_below(t, 4) ? 1 + fz_below(t, 4) : fz_count(t, VHCA_UAPI_MAX_IOV);
 	n = fz_min(n, VHCA_UAPI_MAX_IOV + 1);
 	for (i = 0; i < n; i++) {
-		fz_range(t, &iov[i].addr, &iov[i].length);
+		fz_range(t, access, &iov[i].addr, &iov[i].length);
 		total += iov[i].length;
 	}
 	iova = fz_below(t, 2) ? iov[0].addr : fz_u64(t);
@@ -3880,7 +3903,7 @@ static void mt_reg_iov(struct fz_thread *t)
 	a[k++] = (struct fz_attr){ VHCA_IB_ATTR_REG_IOV_IOV, n * sizeof(*iov),
 				   (uintptr_t)iov };
 	a[k++] = (struct fz_attr){ VHCA_IB_ATTR_REG_IOV_IOVA, 8, iova };
-	a[k++] = (struct fz_attr){ VHCA_IB_ATTR_REG_IOV_ACCESS, 4, fz_access(t) };
+	a[k++] = (struct fz_attr){ VHCA_IB_ATTR_REG_IOV_ACCESS, 4, access };
 	mt_key(t, a, &k, VHCA_IB_ATTR_REG_IOV_KEY);
 	a[k++] = (struct fz_attr){ VHCA_IB_ATTR_REG_IOV_RESP_LKEY, 4, (uintptr_t)&lkey };
 	a[k++] = (struct fz_attr){ VHCA_IB_ATTR_REG_IOV_RESP_RKEY, 4, (uintptr_t)&rkey };
