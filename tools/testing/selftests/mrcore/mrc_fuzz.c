@@ -4741,6 +4741,12 @@ static int uv_open(struct fz_thread *t)
 	pthread_rwlock_unlock(&g.map_lock);
 	if (!uv->ctx)
 		return -ENODEV;
+	if (!uv->lpd) {
+		/* libibverbs' calls all need its PD: no context without it. */
+		ibv_close_device(uv->ctx);
+		uv->ctx = NULL;
+		return -ENOMEM;
+	}
 	uv->fd = uv->ctx->cmd_fd;
 	uv_find_gid(uv);
 	t->exact = true;
