@@ -38,8 +38,11 @@
 # The program's own lines are comments. When it failed (a canary changed,
 # a fork child crashed, the watchdog fired), was killed, or the kernel log
 # says anything, the last executions of every thread and the command that
-# replays each (mrc_fuzz -L) follow as comments. The run leaves mrcore and
-# vhca unloaded, as the scripts after it expect.
+# replays each (mrc_fuzz -L) follow as comments. Those commands name the
+# chroot's paths: to replay, put FUZZ_OUT back at the chroot's
+# /tmp/mrc_fuzz.d (the substitutions the replay reads are there) and run
+# the command in the chroot, over a vhca0 made as here. The run leaves
+# mrcore and vhca unloaded, as the scripts after it expect.
 . ./lib.sh
 . ./chardev_lib.sh
 . ./nvmeof.sh
