@@ -1847,11 +1847,10 @@ static bool cd_consumes(uint32_t opcode)
 }
 
 /*
- * MRCT_QP_POST: one WR of any opcode a ULP may post through ib_post_send
- * with the containers the module builds. IB_WR_BIND_MW (8) and the kernel
- * registration opcodes (0x20 on) are left out: their WRs are other
- * structures (struct vhca_bind_mw_wr, struct ib_reg_wr), which the module
- * posts with MRCT_MW_BIND_WR and MRCT_FRWR_REG.
+ * MRCT_QP_POST: one WR of any opcode, unknown ones included. IB_WR_BIND_MW
+ * (8) and the registration opcodes (0x20, 0x21) must be refused by the
+ * module (-EINVAL): their WRs are other structures (struct vhca_bind_mw_wr,
+ * struct ib_reg_wr), which it posts with MRCT_MW_BIND_WR and MRCT_FRWR_REG.
  */
 static void cd_qp_post(struct fz_thread *t)
 {
@@ -1859,7 +1858,7 @@ static void cd_qp_post(struct fz_thread *t)
 		MRCT_WR_RDMA_WRITE, 1, MRCT_WR_SEND, 3, MRCT_WR_RDMA_READ,
 		MRCT_WR_ATOMIC_CMP_AND_SWP, MRCT_WR_ATOMIC_FETCH_AND_ADD,
 		MRCT_WR_LOCAL_INV, MRCT_WR_SEND_WITH_INV, MRCT_WR_LSO, 11, 12,
-		13, 14, 15, 16, 31, 0xff,
+		13, 14, 15, 16, 31, 0xff, 8, 0x20, 0x21,
 	};
 	struct mrct_qp_post p = {};
 	struct fz_obj *pair, *mr;
