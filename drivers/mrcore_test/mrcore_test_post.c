@@ -92,6 +92,17 @@ static int mrct_build_send_wr(struct mrct_post_work *w)
 	u32 i;
 	int err;
 
+	/*
+	 * Any opcode goes to the driver as given, unknown ones included (the
+	 * tests check the driver refuses them), except those whose WR is a
+	 * container this module does not build: a driver reads an ib_reg_wr
+	 * (its MR) or its own bind WR behind them. They have their own
+	 * ioctls (MRCT_FRWR_*, MRCT_MW_*).
+	 */
+	if (req->opcode == IB_WR_REG_MR || req->opcode == IB_WR_REG_MR_INTEGRITY ||
+	    req->opcode == IB_WR_BIND_MW)
+		return -EINVAL;
+
 	if (req->send_flags & MRCT_SEND_INLINE) {
 		err = mrct_inline_copy(w);
 		if (err)

@@ -358,7 +358,9 @@ struct mrct_qp_destroy {
  * @swap: (in) atomic swap value
  * @handle: (in) pair
  * @qp: (in) 0: post on A (peer B), 1: post on B (peer A)
- * @opcode: (in) enum ib_wr_opcode, passed unchecked
+ * @opcode: (in) enum ib_wr_opcode, passed unchecked but for REG_MR,
+ *	    REG_MR_INTEGRITY and BIND_MW (-EINVAL: their WRs are containers
+ *	    this ioctl does not build)
  * @send_flags: (in) MRCT_SEND_*; IB_SEND_SIGNALED is always added
  * @rkey: (in) remote key, passed unchecked
  * @num_sge: (in) entries of @sge, at most MRCT_QP_MAX_SGE, passed unchecked

@@ -1,0 +1,143 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The fuzzer (issue 20, item 1): ./mrc_fuzz (mrc_fuzz.c, plain C with
+# libibverbs) in the host root's chroot (user_lib.sh) over vhca0, with
+# /dev/mrcore_test loaded: every ioctl of mrcore_test, uverbs commands and
+# methods, vhca's driver methods, garbage in the mapped rings, munmap,
+# madvise, mprotect and fork racing the registrations, from several
+# threads, seeded and reproducible (see mrc_fuzz.c). Settings (environment),
+# passed through:
+#
+#   FUZZ_SECONDS  how long it runs (60 when FUZZ_EXECS is not set either)
+#   FUZZ_EXECS    how many executions in all (the first bound reached ends it)
+#   FUZZ_SEED     the seed (default: the clock; it is in the lines)
+#   FUZZ_THREADS  threads (default: the program's, one per CPU online)
+#   FUZZ_TIMEOUT  seconds after which the run is killed (default: FUZZ_SECONDS
+#                 plus 600, or 6 hours with FUZZ_EXECS alone); the program's
+#                 own watchdog gives each execution 300 s before that
+#   FUZZ_OUT      where the run's files are copied at the end (default
+#                 /tmp/mrc_fuzz): ring (mrc_fuzz -L), subst.* (for the
+#                 replays), repro.* (the reproducers of failures), corpus/
+#                 (the inputs that reached new code, with KCOV) and pcs
+#                 (every kernel PC reached, hex, for the coverage report)
+#
+# Lines:
+#
+#   ok - fuzz vhca0: mrcore, vhca and mrcore_test load
+#   ok - fuzz vhca0: rdma link add vhca0 netdev fzv0, GID of 10.98.0.1
+#   ok - fuzz vhca0: a uverbs node
+#   ok - fuzz vhca0: mrc_fuzz seed S: execs N, execs/s X, ...
+#   not ok - fuzz vhca0: mrc_fuzz seed S # exit status R: its last line
+#   ok - fuzz vhca0: every count back to what it was
+#   ok - fuzz vhca0: rdma link del vhca0
+#   ok - fuzz vhca0: rmmod mrcore_test
+#   ok - fuzz vhca0: vhca and mrcore unload
+#   ok - fuzz vhca0: no leak or warning in the kernel log
+#   ok - fuzz vhca0: no hung task in the kernel log
+#
+# The program's own lines are comments. When it failed (a canary changed,
+# a fork child crashed, the watchdog fired), was killed, or the kernel log
+# says anything, the last executions of every thread and the command that
+# replays each (mrc_fuzz -L) follow as comments. Those commands name the
+# chroot's paths: to replay, put FUZZ_OUT back at the chroot's
+# /tmp/mrc_fuzz.d (the substitutions the replay reads are there) and run
+# the command in the chroot, over a vhca0 made as here. The run leaves
+# mrcore and vhca unloaded, as the scripts after it expect.
+. ./lib.sh
+. ./chardev_lib.sh
+. ./nvmeof.sh
+. ./user_lib.sh
+. ./user_rig.sh
+
+DEV=vhca0
+NETDEV=fzv0
+ADDR=10.98.0.1
+T="fuzz $DEV"
+SEED=${FUZZ_SEED:-$(date +%s)}
+if [ -n "${FUZZ_EXECS:-}" ] && [ -z "${FUZZ_SECONDS:-}" ]; then
+	TMO=${FUZZ_TIMEOUT:-21600}
+else
+	TMO=${FUZZ_TIMEOUT:-$((${FUZZ_SECONDS:-60} + 600))}
+fi
+OUT=${FUZZ_OUT:-/tmp/mrc_fuzz}
+# The program's files, in the chroot's /tmp (tmpfs), then copied to OUT.
+CDIR=/tmp/mrc_fuzz.d
+rc=0
+
+# fuzz_args: the program's options from the settings.
+fuzz_args() {
+	echo "-D $DEV -s $SEED -o $CDIR -c $CDIR/corpus -p $CDIR/pcs" \
+		"${FUZZ_SECONDS:+-d $FUZZ_SECONDS}" "${FUZZ_EXECS:+-n $FUZZ_EXECS}" \
+		"${FUZZ_THREADS:+-t $FUZZ_THREADS}"
+}
+
+# fuzz_load: the modules, mrcore_test's chardev included.
+fuzz_load() {
+	load_mrcore && load_mrcore_test
+}
+
+# fuzz_ring: the last executions of every thread, as comments.
+fuzz_ring() {
+	mrc_chroot /tmp/mrc_fuzz -L "$CDIR" 2>&1 | sed 's/^/# /'
+	for f in "$MRC_ROOT$CDIR"/repro.*; do
+		[ -e "$f" ] && sed -n 's/^[^#]/# reproducer: &/p' "$f"
+	done
+}
+
+# fuzz_run: the program, its lines as comments, one line of ours.
+fuzz_run() {
+	local status sum
+	rm -rf "$MRC_ROOT$CDIR"
+	# The options are words, split on purpose.
+	# shellcheck disable=SC2046
+	run_for "$TMO" mrc_chroot /tmp/mrc_fuzz $(fuzz_args) > /tmp/mrc_fuzz.out 2>&1
+	status=$?
+	sed 's/^/# /' /tmp/mrc_fuzz.out
+	sum=$(grep '^fuzz: execs ' /tmp/mrc_fuzz.out | tail -1)
+	if [ "$status" = 0 ] && [ -n "$sum" ]; then
+		t_ok "$T: mrc_fuzz seed $SEED: ${sum#fuzz: }"
+		return 0
+	fi
+	t_fail "$T: mrc_fuzz seed $SEED" "exit status $status: $(tail -1 /tmp/mrc_fuzz.out)"
+	fuzz_ring
+	return 1
+}
+
+[ -x ./mrc_fuzz ] || { t_fail "$T: prerequisite" "no ./mrc_fuzz"; exit 4; }
+t_gate "$T: the host's root in a chroot" mrc_root_up || exit 1
+cp ./mrc_fuzz "$MRC_ROOT/tmp/mrc_fuzz" ||
+	{ t_fail "$T: prerequisite" "cannot copy mrc_fuzz into the chroot"; exit 4; }
+
+klog_mark "$T"
+if t_gate "$T: mrcore, vhca and mrcore_test load" fuzz_load; then
+	if t_gate "$T: rdma link add $DEV netdev $NETDEV, GID of $ADDR" \
+		rdma_link_up vhca "$DEV" "$NETDEV" "$ADDR" &&
+	   t_gate "$T: a uverbs node" wait_for "$PROGRESS_TMO" urig_has_uverbs "$DEV"; then
+		BASE=$(urig_counts "$DEV" vhca)
+		echo "# $T: before: $BASE"
+		fuzz_run || rc=1
+		t_check "$T: every count back to what it was" urig_settled "$DEV" vhca
+	else
+		rc=1
+	fi
+	t_check "$T: rdma link del $DEV" rdma_link_down "$DEV" "$NETDEV"
+	if ! builtin_module mrcore_test && [ -e /sys/module/mrcore_test ]; then
+		t_check "$T: rmmod mrcore_test" rmmod mrcore_test
+	fi
+	t_check "$T: vhca and mrcore unload" unload_mrcore
+else
+	rc=1
+fi
+if ! klog_clean "$T" > /dev/null || ! klog_no_hang "$T" > /dev/null; then
+	echo "# $T: the kernel log is not clean: the last executions"
+	fuzz_ring
+	rc=1
+fi
+t_check "$T: no leak or warning in the kernel log" klog_clean "$T"
+t_check "$T: no hung task in the kernel log" klog_no_hang "$T"
+
+mkdir -p "$OUT" && cp -r "$MRC_ROOT$CDIR/." "$OUT/" 2>/dev/null &&
+	echo "# $T: the run's files are in $OUT"
+rm -f "$MRC_ROOT/tmp/mrc_fuzz"
+mrc_root_down
+exit $rc
