@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the user-space test programs that run in the host
- * root's chroot (user_cm.c, user_fabric.c, user_life.c, user_mrlib.c):
+ * root's chroot (user_cm.c, user_fabric.c, user_life.c, user_mrlib.c,
+ * stress.c):
  * the time, the device opened by name with libibverbs, its IPv4-mapped
  * RoCE v2 GID, a loopback RC QP brought to RTS, and the byte pattern the
  * programs move and check.
