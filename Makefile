@@ -28,7 +28,7 @@ KRELEASE = $(shell awk '/define UTS_RELEASE/ {gsub(/"/, "", $$3); print $$3}' $(
 SRCS = $(shell find drivers include kunit tools -name '*.[ch]' ! -name '*.mod.c' 2>/dev/null | sort)
 
 .PHONY: all modules kdir clean install lib install-lib sparse checkpatch \
-	kunit vmtest bench demo check help
+	kunit vmtest bench demo fuzz check help
 
 all: modules
 
@@ -80,6 +80,9 @@ bench:
 demo:
 	@bash scripts/vmtest.sh --demo
 
+fuzz:
+	@bash scripts/fuzz.sh
+
 check:
 	@bash scripts/check.sh
 
@@ -98,5 +101,7 @@ help:
 	@echo "make kunit       every KUnit suite, mrcore's and vhca's, in QEMU on the debug kernel"
 	@echo "make vmtest      VM tests on the stock kernel (KERNEL=debug for the debug kernel)"
 	@echo "make bench       benchmarks, vhca beside rxe, in one VM boot"
+	@echo "make fuzz        the fuzzer on the debug kernel, then kmemleak and the coverage"
+	@echo "                 it reached (FUZZ_SECONDS=600, FUZZ_EXECS, FUZZ_SEED, FUZZ_THREADS)"
 	@echo "make demo        boot a VM, create vhca0, run NVMe-oF, say what happened"
 	@echo "make check       all of the above but bench/demo; ends with 'N passed, N failed'"

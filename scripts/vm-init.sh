@@ -29,8 +29,34 @@ for arg in $(cat /proc/cmdline); do
 	# Scripts the test mode leaves out (vmtest.sh MRCORE_VM_EXCLUDE).
 	mrcore.exclude=*) MRC_EXCLUDE=$(echo "${arg#mrcore.exclude=}" | tr , ' ')
 		export MRC_EXCLUDE ;;
+	# The fuzzer's "SECONDS,EXECS,SEED,THREADS" (vmtest.sh --fuzz), each
+	# exported when not empty.
+	mrcore.fuzz=*) i=1
+		for v in FUZZ_SECONDS FUZZ_EXECS FUZZ_SEED FUZZ_THREADS; do
+			f=$(echo "${arg#mrcore.fuzz=}" | cut -d, -f$i)
+			[ -n "$f" ] && eval "export $v=$f"
+			i=$((i + 1))
+		done ;;
 	esac
 done
+
+# vmtest.sh --fuzz shares a writable host directory, tag mrcout, for the
+# run's files.
+if [ "$mode" = fuzz ]; then
+	for m in virtio_pci 9pnet_virtio 9p; do modprobe $m 2>/dev/null; done
+	mkdir -p /mnt/out
+	i=0
+	while [ $i -lt 60 ] &&
+	      ! grep -qs mrcout /sys/bus/virtio/drivers/9pnet_virtio/virtio*/mount_tag; do
+		sleep 1
+		i=$((i + 1))
+	done
+	if mount -t 9p -o trans=virtio,version=9p2000.L mrcout /mnt/out; then
+		export FUZZ_OUT=/mnt/out
+	else
+		echo "# vm-init: no writable share mrcout: the fuzzer's files stay in the guest"
+	fi
+fi
 
 # The selftests run from their directory; the benchmarks and the demo
 # (tools/mrcore) from theirs, using the selftests' libraries.

@@ -5,14 +5,19 @@
 # console, fail on any failed check or kernel splat.
 #
 # Usage: vmtest.sh [--kernel=stock|debug] [--swiotlb]
-#                  [--bench|--demo|--ulp|--only=SCRIPT[,SCRIPT...]]
+#                  [--bench|--demo|--ulp|--fuzz|--only=SCRIPT[,SCRIPT...]]
 #   --swiotlb  boot with swiotlb=force: every streaming DMA mapping bounces
 #   --ulp      only the storage ULPs over vhca (nvmeof_vhca.sh, iser_vhca.sh)
+#   --fuzz     the fuzzer (fuzz.sh), then the kmemleak scan (leaks.sh); its
+#              files (corpus, PCs, rings, reproducers) land in FUZZ_OUT
 # Environment: USER_DEVS, the RDMA device types user_verbs.sh runs on
 # (default "rxe vhca"), passed to the guest as mrcore.userdevs=;
 # BENCH_PARTS, the parts of --bench to run (of "mr fmr nvmeof perftest",
 # default all), passed as mrcore.bench=;
-# MRCORE_VM_EXCLUDE, scripts the test mode does not run (mrcore.exclude=).
+# MRCORE_VM_EXCLUDE, scripts the test mode does not run (mrcore.exclude=);
+# for --fuzz, FUZZ_SECONDS, FUZZ_EXECS, FUZZ_SEED, FUZZ_THREADS (fuzz.sh),
+# passed as mrcore.fuzz=, and FUZZ_OUT, the host directory the guest writes
+# the run's files to (default: a new one under $MRCORE_CACHE/fuzz).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -25,9 +30,10 @@ for a in "$@"; do
 	--bench) mode=bench ;;
 	--demo) mode=demo ;;
 	--ulp) mode=ulp ;;
+	--fuzz) mode=fuzz ;;
 	--only=*) mode="only:${a#--only=}" ;;
 	--swiotlb) swiotlb=1 ;;
-	*) echo "usage: $0 [--kernel=stock|debug] [--swiotlb] [--bench|--demo|--ulp|--only=SCRIPT[,SCRIPT...]]" >&2
+	*) echo "usage: $0 [--kernel=stock|debug] [--swiotlb] [--bench|--demo|--ulp|--fuzz|--only=SCRIPT[,SCRIPT...]]" >&2
 	   exit 2 ;;
 	esac
 done
@@ -98,6 +104,18 @@ bash "$here/initramfs.sh" "$initrd" "$kroot" "$kver" "$MODS" "$kodir"
 # Scripts the test mode leaves out, with a "# excluded" line each.
 [ -n "${MRCORE_VM_EXCLUDE:-}" ] && extra_args="$extra_args mrcore.exclude=$(echo $MRCORE_VM_EXCLUDE | tr ' ' ,)"
 
+# The fuzzer's settings, "SECONDS,EXECS,SEED,THREADS" (empty fields
+# unset), and a directory the guest may write: the only one it can.
+out_share=""
+if [ "$mode" = fuzz ]; then
+	extra_args="$extra_args mrcore.fuzz=${FUZZ_SECONDS:-},${FUZZ_EXECS:-},${FUZZ_SEED:-},${FUZZ_THREADS:-}"
+	FUZZ_OUT=${FUZZ_OUT:-$MRCORE_CACHE/fuzz/$(date +%Y%m%d-%H%M%S)}
+	mkdir -p "$FUZZ_OUT"
+	FUZZ_OUT=$(cd "$FUZZ_OUT" && pwd)
+	out_share="-virtfs local,path=$FUZZ_OUT,mount_tag=mrcout,security_model=none"
+	echo "vmtest: the fuzzer's files go to $FUZZ_OUT" >&2
+fi
+
 log="$work/console-${mode%%:*}${swiotlb:+-swiotlb}.log"
 # qemu64 rather than "max": under TCG every emulated vector extension the
 # kernel then uses costs time. Measured with make bench here: NVMe-oF over
@@ -108,6 +126,7 @@ timeout --foreground "${MRCORE_VM_TIMEOUT:-1800}" \
 	-machine q35 -cpu ${MRCORE_VM_CPU:-qemu64} -smp 2 -m 3G \
 	-kernel "$image" -initrd "$initrd" -serial stdio \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	$out_share \
 	-netdev user,id=nic0,restrict=on -device virtio-net-pci,netdev=nic0,romfile= \
 	-append "console=ttyS0 panic=-1 loglevel=5 mrcore.mode=$mode $extra_args" \
 	< /dev/null 2>&1 | tr -d '\r' | tee "$log" |

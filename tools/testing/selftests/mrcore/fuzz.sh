@@ -76,6 +76,23 @@ fuzz_load() {
 	load_mrcore && load_mrcore_test
 }
 
+# fuzz_sections: where the code of vhca and mrcore_test is, for the
+# coverage report (scripts/fuzz-cover.sh): "NAME ADDRESS" of each module's
+# .text, and "_text ADDRESS", the kernel's (KCOV's PCs are minus the KASLR
+# offset), in the run's directory; mrcore, built in on the debug kernel,
+# is found in vmlinux.
+fuzz_sections() {
+	local m
+	mkdir -p "$MRC_ROOT$CDIR"
+	{
+		for m in vhca mrcore mrcore_test; do
+			[ -r /sys/module/$m/sections/.text ] &&
+				echo "$m $(cat /sys/module/$m/sections/.text)"
+		done
+		awk '$3 == "_text" {print "_text 0x" $1; exit}' /proc/kallsyms
+	} > "$MRC_ROOT$CDIR/sections"
+}
+
 # fuzz_ring: the last executions of every thread, as comments.
 fuzz_ring() {
 	mrc_chroot /tmp/mrc_fuzz -L "$CDIR" 2>&1 | sed 's/^/# /'
@@ -88,6 +105,9 @@ fuzz_ring() {
 fuzz_run() {
 	local status sum
 	rm -rf "$MRC_ROOT$CDIR"
+	fuzz_sections
+	# On the console first: a kernel that dies mid-run still says what ran.
+	echo "# $T: running mrc_fuzz $(fuzz_args)"
 	# The options are words, split on purpose.
 	# shellcheck disable=SC2046
 	run_for "$TMO" mrc_chroot /tmp/mrc_fuzz $(fuzz_args) > /tmp/mrc_fuzz.out 2>&1

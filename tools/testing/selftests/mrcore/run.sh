@@ -3,8 +3,9 @@
 # Run the VM-tier scripts for a mode: test (the suites: TEST_PROGS of the
 # Makefile, in its order, from kselftest-list.txt that
 # scripts/selftests.sh wrote beside them), ulp (the storage ULPs over
-# vhca only, for the swiotlb=force run), only:<script>[,<script>...]
-# (those scripts, for debugging or for "make kunit").
+# vhca only, for the swiotlb=force run), fuzz (fuzz.sh, then leaks.sh,
+# for make fuzz), only:<script>[,<script>...] (those scripts, for
+# debugging or for "make kunit").
 cd "$(dirname "$0")"
 
 # DMA-API debug prints one error per boot by default; let each script
@@ -33,6 +34,8 @@ test)	[ -s kselftest-list.txt ] ||
 	# Lines "mrcore:SCRIPT", in the Makefile's order.
 	run_each $(sed -n 's/^mrcore://p' kselftest-list.txt) ;;
 ulp)	run_each nvmeof_vhca.sh iser_vhca.sh ;;
+# vmtest.sh --fuzz: the fuzzer, then the leak scan after it.
+fuzz)	run_each fuzz.sh leaks.sh ;;
 only:*)	run_each $(echo "${1#only:}" | tr , ' ') ;;
 *)	echo "run.sh: unknown mode $1"; exit 2 ;;
 esac
