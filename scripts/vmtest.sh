@@ -6,7 +6,8 @@
 #
 # Usage: vmtest.sh [--kernel=stock|debug] [--swiotlb]
 #                  [--bench|--demo|--ulp|--fuzz|--only=SCRIPT[,SCRIPT...]]
-#   --swiotlb  boot with swiotlb=force: every streaming DMA mapping bounces
+#   --swiotlb  boot with swiotlb=force: every streaming DMA mapping bounces;
+#              the test mode then leaves out the scripts that use nvmet-rdma
 #   --ulp      only the storage ULPs over vhca (nvmeof_vhca.sh, iser_vhca.sh)
 #   --fuzz     the fuzzer (fuzz.sh), then the kmemleak scan (leaks.sh); its
 #              files (corpus, PCs, rings, reproducers) land in FUZZ_OUT
@@ -59,6 +60,15 @@ tag=$kernel
 if [ -n "$swiotlb" ]; then
 	extra_args="swiotlb=force"
 	tag=$kernel-swiotlb
+	# The scripts that run 6.1's nvmet-rdma, which fills a data buffer
+	# after rdma_rw mapped it for the device and never syncs it: under
+	# swiotlb the device reads a stale bounce buffer, on any DMA-mapping
+	# device (Documentation/mrcore/datapath.rst, "swiotlb=force"). rxe
+	# maps nothing, so nvmeof_rxe.sh would pass without saying anything
+	# of bounce buffers. Every other script runs.
+	[ "$mode" = test ] && MRCORE_VM_EXCLUDE="${MRCORE_VM_EXCLUDE:-} nvmeof_rxe.sh
+		nvmeof_vhca.sh nvmeof_frwr_vhca.sh nvmeof_exhaust_vhca.sh
+		stress_vhca.sh removal_vhca.sh"
 fi
 
 case "$kernel" in
