@@ -47,7 +47,6 @@
 . ./chardev_lib.sh
 . ./nvmeof.sh
 . ./user_lib.sh
-. ./user_rig.sh
 
 DEV=vhca0
 NETDEV=fzv0
@@ -130,17 +129,7 @@ cp ./mrc_fuzz "$MRC_ROOT/tmp/mrc_fuzz" ||
 
 klog_mark "$T"
 if t_gate "$T: mrcore, vhca and mrcore_test load" fuzz_load; then
-	if t_gate "$T: rdma link add $DEV netdev $NETDEV, GID of $ADDR" \
-		rdma_link_up vhca "$DEV" "$NETDEV" "$ADDR" &&
-	   t_gate "$T: a uverbs node" wait_for "$PROGRESS_TMO" urig_has_uverbs "$DEV"; then
-		BASE=$(urig_counts "$DEV" vhca)
-		echo "# $T: before: $BASE"
-		fuzz_run || rc=1
-		t_check "$T: every count back to what it was" urig_settled "$DEV" vhca
-	else
-		rc=1
-	fi
-	t_check "$T: rdma link del $DEV" rdma_link_down "$DEV" "$NETDEV"
+	mrc_dev_run "$T" vhca "$DEV" "$NETDEV" "$ADDR" fuzz_run || rc=1
 	if ! builtin_module mrcore_test && [ -e /sys/module/mrcore_test ]; then
 		t_check "$T: rmmod mrcore_test" rmmod mrcore_test
 	fi
