@@ -4,7 +4,8 @@
 # libibverbs) in the host root's chroot (user_lib.sh) over vhca0, with
 # /dev/mrcore_test loaded: every ioctl of mrcore_test, uverbs commands and
 # methods, vhca's driver methods, garbage in the mapped rings, munmap,
-# madvise, mprotect and fork racing the registrations, from several
+# madvise, mprotect and fork racing the registrations, rdma netlink link
+# add and del on dummy netdevs of its own that come and go, from several
 # threads, seeded and reproducible (see mrc_fuzz.c). Settings (environment),
 # passed through:
 #
@@ -28,6 +29,7 @@
 #   ok - fuzz vhca0: a uverbs node
 #   ok - fuzz vhca0: mrc_fuzz seed S: execs N, execs/s X, ...
 #   not ok - fuzz vhca0: mrc_fuzz seed S # exit status R: its last line
+#   ok - fuzz vhca0: the netdevs and RDMA devices mrc_fuzz made are gone
 #   ok - fuzz vhca0: every count back to what it was
 #   ok - fuzz vhca0: rdma link del vhca0
 #   ok - fuzz vhca0: rmmod mrcore_test
@@ -100,11 +102,50 @@ fuzz_ring() {
 	done
 }
 
-# fuzz_run: the program, its lines as comments, one line of ours.
+# fuzz_names DIR PATTERN: the names in DIR that match PATTERN, on one line.
+fuzz_names() {
+	local f
+	for f in "$1"/$2; do
+		[ -e "$f" ] && printf '%s ' "${f##*/}"
+	done
+}
+
+# fuzz_ibdevs: the RDMA devices there are.
+fuzz_ibdevs() { fuzz_names /sys/class/infiniband '*'; }
+
+# fuzz_nl_left: none of family f's netdevs (fzn*) is left, and the RDMA
+# devices are those there before the run ($NL_BEFORE); else says what is.
+fuzz_nl_left() {
+	local net ib
+	net=$(fuzz_names /sys/class/net 'fzn*')
+	ib=$(fuzz_ibdevs)
+	[ -z "$net" ] && [ "$ib" = "$NL_BEFORE" ] && return 0
+	echo "netdevs left: ${net:-none}; RDMA devices: $ib; before: $NL_BEFORE"
+	return 1
+}
+
+# fuzz_nl_gone: fuzz_nl_left, waited for (a link goes in a work item after
+# its netdev). Else the dummies left are deleted, their links with them,
+# so that the scripts after this one find the netdevs as they were.
+fuzz_nl_gone() {
+	local n why
+	wait_for "$PROGRESS_TMO" fuzz_nl_left && return 0
+	why=$(fuzz_nl_left)
+	for n in $(fuzz_names /sys/class/net 'fzn*'); do
+		ip link del "$n" 2>/dev/null
+	done
+	echo "$why"
+	return 1
+}
+
+# fuzz_run: the program, its lines as comments, one line of ours, then
+# one that the netdevs and links of its family f are gone. Its dummies
+# need the dummy driver, which fzv0 (dummy_up) has loaded.
 fuzz_run() {
-	local status sum
+	local status sum ret=0
 	rm -rf "$MRC_ROOT$CDIR"
 	fuzz_sections
+	NL_BEFORE=$(fuzz_ibdevs)
 	# On the console first: a kernel that dies mid-run still says what ran.
 	echo "# $T: running mrc_fuzz $(fuzz_args)"
 	# The options are words, split on purpose.
@@ -115,11 +156,14 @@ fuzz_run() {
 	sum=$(grep '^fuzz: execs ' /tmp/mrc_fuzz.out | tail -1)
 	if [ "$status" = 0 ] && [ -n "$sum" ]; then
 		t_ok "$T: mrc_fuzz seed $SEED: ${sum#fuzz: }"
-		return 0
+	else
+		t_fail "$T: mrc_fuzz seed $SEED" "exit status $status: $(tail -1 /tmp/mrc_fuzz.out)"
+		fuzz_ring
+		ret=1
 	fi
-	t_fail "$T: mrc_fuzz seed $SEED" "exit status $status: $(tail -1 /tmp/mrc_fuzz.out)"
-	fuzz_ring
-	return 1
+	t_gate "$T: the netdevs and RDMA devices mrc_fuzz made are gone" fuzz_nl_gone ||
+		ret=1
+	return $ret
 }
 
 [ -x ./mrc_fuzz ] || { t_fail "$T: prerequisite" "no ./mrc_fuzz"; exit 4; }
