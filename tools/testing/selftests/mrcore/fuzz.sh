@@ -12,7 +12,7 @@
 #   FUZZ_SECONDS  how long it runs (60 when FUZZ_EXECS is not set either)
 #   FUZZ_EXECS    how many executions in all (the first bound reached ends it)
 #   FUZZ_SEED     the seed (default: the clock; it is in the lines)
-#   FUZZ_THREADS  threads (default: the program's, one per CPU online)
+#   FUZZ_THREADS  threads (default 3: more than the VM's 2 CPUs, to race)
 #   FUZZ_TIMEOUT  seconds after which the run is killed (default: FUZZ_SECONDS
 #                 plus 600, or 6 hours with FUZZ_EXECS alone); the program's
 #                 own watchdog gives each execution 300 s before that
@@ -69,7 +69,7 @@ rc=0
 fuzz_args() {
 	echo "-D $DEV -s $SEED -o $CDIR -c $CDIR/corpus -p $CDIR/pcs" \
 		"${FUZZ_SECONDS:+-d $FUZZ_SECONDS}" "${FUZZ_EXECS:+-n $FUZZ_EXECS}" \
-		"${FUZZ_THREADS:+-t $FUZZ_THREADS}"
+		"-t ${FUZZ_THREADS:-3}"
 }
 
 # fuzz_load: the modules, mrcore_test's chardev included.
@@ -138,6 +138,52 @@ fuzz_nl_gone() {
 	return 1
 }
 
+# fuzz_watch: run the program for at most TMO seconds, its output in
+# /tmp/mrc_fuzz.out, its exit status returned (124 when it was killed).
+# The kernel log is watched meanwhile: after an oops the program may hang
+# on a lock the dead task held, so a splat ends the wait at once, with
+# the last executions of every thread and the files saved first (the
+# kernel still runs; a panic leaves only the seed, printed before).
+fuzz_watch() {
+	local pid end d
+	d=$(mktemp -d /tmp/fuzz_watch.XXXXXX) || return 1
+	# The options are words, split on purpose.
+	# shellcheck disable=SC2046
+	( mrc_chroot /tmp/mrc_fuzz $(fuzz_args); echo $? > "$d/rc" ) \
+		< /dev/null > /tmp/mrc_fuzz.out 2>&1 &
+	pid=$!
+	end=$(($(date +%s) + TMO))
+	while [ ! -e "$d/rc" ]; do
+		if ! klog_clean "$T" > /dev/null; then
+			echo "# $T: a splat in the kernel log during the run:"
+			klog_clean "$T" | sed 's/^/#   /'
+			fuzz_ring
+			fuzz_save
+			kill_tree $pid
+			rm -rf "$d"
+			return 124
+		fi
+		if [ "$(date +%s)" -ge $end ]; then
+			echo "# $T: still running after $TMO s"
+			fuzz_ring
+			kill_tree $pid
+			rm -rf "$d"
+			return 124
+		fi
+		sleep 1
+	done
+	wait $pid
+	read -r pid < "$d/rc"
+	rm -rf "$d"
+	return "$pid"
+}
+
+# fuzz_save: the run's files to OUT.
+fuzz_save() {
+	mkdir -p "$OUT" && cp -r "$MRC_ROOT$CDIR/." "$OUT/" 2>/dev/null &&
+		echo "# $T: the run's files are in $OUT"
+}
+
 # fuzz_run: the program, its lines as comments, one line of ours, then
 # one that the netdevs and links of its family f are gone. Its dummies
 # need the dummy driver, which fzv0 (dummy_up) has loaded.
@@ -148,9 +194,7 @@ fuzz_run() {
 	NL_BEFORE=$(fuzz_ibdevs)
 	# On the console first: a kernel that dies mid-run still says what ran.
 	echo "# $T: running mrc_fuzz $(fuzz_args)"
-	# The options are words, split on purpose.
-	# shellcheck disable=SC2046
-	run_for "$TMO" mrc_chroot /tmp/mrc_fuzz $(fuzz_args) > /tmp/mrc_fuzz.out 2>&1
+	fuzz_watch
 	status=$?
 	sed 's/^/# /' /tmp/mrc_fuzz.out
 	sum=$(grep '^fuzz: execs ' /tmp/mrc_fuzz.out | tail -1)
@@ -189,8 +233,7 @@ fi
 t_check "$T: no leak or warning in the kernel log" klog_clean "$T"
 t_check "$T: no hung task in the kernel log" klog_no_hang "$T"
 
-mkdir -p "$OUT" && cp -r "$MRC_ROOT$CDIR/." "$OUT/" 2>/dev/null &&
-	echo "# $T: the run's files are in $OUT"
+fuzz_save
 rm -f "$MRC_ROOT/tmp/mrc_fuzz"
 mrc_root_down
 exit $rc

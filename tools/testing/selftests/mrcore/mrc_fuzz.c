@@ -3881,10 +3881,15 @@ static void lib_bind(struct fz_thread *t)
 	b.wr_id = fz_rand(t);
 	b.send_flags = IBV_SEND_SIGNALED;
 	b.bind_info.mr = uv->lmr[fz_below(t, FZ_LMRS)];
-	if (b.bind_info.mr) {
-		b.bind_info.addr = (uintptr_t)b.bind_info.mr->addr + fz_below(t, 64);
-		b.bind_info.length = fz_below(t, 4) ? fz_below(t, 2 * FZ_PAGE) : fz_u64(t);
-	}
+	/*
+	 * librxe 44 reads the MR's lkey of every bind, an unbind (no MR, no
+	 * length) too, so a NULL MR crashes it, not the kernel: the unbind
+	 * is sent through the rings (family d) instead.
+	 */
+	if (!b.bind_info.mr)
+		return;
+	b.bind_info.addr = (uintptr_t)b.bind_info.mr->addr + fz_below(t, 64);
+	b.bind_info.length = fz_below(t, 4) ? fz_below(t, 2 * FZ_PAGE) : fz_u64(t);
 	b.bind_info.mw_access_flags = fz_access(t) & 0xe;
 	if (!fz_res(-ibv_bind_mw(uv->lqp[fz_below(t, 2)], uv->lmw[0], &b)))
 		fz_key_add(t, uv->lmw[0]->rkey);
