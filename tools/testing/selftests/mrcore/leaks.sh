@@ -24,7 +24,10 @@ rm -f $out.seen $out.mine
 # kmemleak_scan_into: one scan; ours appended to $out.mine, the rest to
 # $out.seen ("clear" after each scan: a report is seen once).
 kmemleak_scan_into() {
+	local t0=$(date +%s)
 	kmemleak_ours $out
+	echo "# $T: scan in $(($(date +%s) - t0)) s:" \
+		"$(grep -c '^unreferenced object' $out.all) unreferenced objects reported"
 	cat $out >> $out.mine
 	cat $out.other >> $out.seen
 }
