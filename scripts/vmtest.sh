@@ -95,8 +95,7 @@ debug)
 	make -s -C "$(bash "$here/tree.sh")" O="$kbuild" \
 		INSTALL_MOD_PATH="$kroot" modules_install >/dev/null
 	kodir=""
-	# kmemleak-test: leaks.sh shows with it that the scan finds leaks.
-	MODS="$MODS vhca mrcore_test kmemleak-test"
+	MODS="$MODS vhca mrcore_test"
 	# The built-in KUnit suites ran in "make kunit"; do not run them
 	# again here. (vhca's run whenever vhca.ko loads: make kunit reports
 	# them, with vhca_kunit.sh.)
@@ -139,7 +138,7 @@ timeout --foreground "${MRCORE_VM_TIMEOUT:-1800}" \
 	$out_share \
 	-netdev user,id=nic0,restrict=on -device virtio-net-pci,netdev=nic0,romfile= \
 	-append "console=ttyS0 panic=-1 loglevel=5 mrcore.mode=$mode $extra_args" \
-	< /dev/null 2>&1 | tr -d '\r' | tee "$log" |
+	< /dev/null 2>&1 | stdbuf -oL tr -d '\r' | tee "$log" |
 	grep --line-buffered -E '^(ok|not ok) - |^# |^MRCORE|^bench|^demo|^\|' || true
 
 # A skipped check is not a pass: it is listed and counted apart.
