@@ -12,7 +12,8 @@
 #   FUZZ_SECONDS  how long it runs (60 when FUZZ_EXECS is not set either)
 #   FUZZ_EXECS    how many executions in all (the first bound reached ends it)
 #   FUZZ_SEED     the seed (default: the clock; it is in the lines)
-#   FUZZ_THREADS  threads (default 3: more than the VM's 2 CPUs, to race)
+#   FUZZ_THREADS  threads (default 3: more than the VM's CPUs, 2 on the
+#                 stock kernel, 1 on the debug kernel, so that they race)
 #   FUZZ_TIMEOUT  seconds after which the run is killed (default: FUZZ_SECONDS
 #                 plus 600, or 6 hours with FUZZ_EXECS alone); the program's
 #                 own watchdog gives each execution 300 s before that

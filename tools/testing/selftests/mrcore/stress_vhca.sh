@@ -9,7 +9,9 @@
 # STRESS_FIO_SIZE x STRESS_FIO_LOOPS), and ./stress (stress.c) in the host
 # root's chroot (user_lib.sh): its kernel half through /dev/mrcore_test,
 # its user half through libibverbs, both on vhca0 at once, for
-# STRESS_ROUNDS rounds (seed STRESS_SEED, STRESS_THREADS threads if set).
+# STRESS_ROUNDS rounds (seed STRESS_SEED, STRESS_THREADS threads, default
+# 4: two in each half even on the 1-CPU debug kernel, so that threads bind
+# windows to each other's MRs).
 # Its one kselftest case becomes a line (tap_to_lines), its summary lines
 # comments. After it, with NVMe-oF still up: nothing of ./stress or of
 # mrcore_test's contexts left in "rdma res", mrcore's user-memory
@@ -34,6 +36,7 @@ NVMET_PORT=11
 NVME_OPTS=ctrl_loss_tmo=5,reconnect_delay=1,fast_io_fail_tmo=0
 ROUNDS=${STRESS_ROUNDS:-16}
 SEED=${STRESS_SEED:-1}
+THREADS=${STRESS_THREADS:-4}
 FIO_SIZE=${STRESS_FIO_SIZE:-32M}
 FIO_LOOPS=${STRESS_FIO_LOOPS:-4}
 # stress.c's harness bounds the run at 3600 s; this only catches a
@@ -157,7 +160,7 @@ fio_verified() {
 
 run_stress() {
 	mrc_chroot /tmp/stress -d $DEV -r "$ROUNDS" -s "$SEED" \
-		${STRESS_THREADS:+-t "$STRESS_THREADS"}
+		-t "$THREADS"
 }
 
 [ -x ./stress ] || { t_fail "$T: prerequisite" "no ./stress"; exit 4; }
@@ -187,7 +190,7 @@ t_gate "$T: fio writing $FIO_LOOPS x $FIO_SIZE with verify on $ns" \
 OWN=$(stress_own)
 CUMUL=$(stress_cumul)
 echo "# $T: before ./stress: $OWN; $CUMUL"
-echo "# $T: ./stress -d $DEV -r $ROUNDS -s $SEED${STRESS_THREADS:+ -t $STRESS_THREADS}"
+echo "# $T: ./stress -d $DEV -r $ROUNDS -s $SEED -t $THREADS"
 run_for $STRESS_TMO run_stress > /tmp/stress.out 2>&1
 tap_to_lines "$T $DEV" stress < /tmp/stress.out || rc=1
 grep '^# stress: summary' /tmp/stress.out | sed "s/^# stress: /# $T: /"
