@@ -316,7 +316,8 @@ static int mrct_keys_dereg(struct mrct_ctx *ctx, void __user *uarg)
 	err = -EBUSY;
 	if (!completion_done(&r->done))
 		goto out_unlock;
-	err = mrc_dereg_mr(r->mr);
+	/* A registration that failed has no MR: only its handle goes. */
+	err = r->mr ? mrc_dereg_mr(r->mr) : 0;
 	if (err)
 		goto out_unlock;
 	xa_erase(&st->reqs, req.handle);

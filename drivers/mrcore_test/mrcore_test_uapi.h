@@ -1505,7 +1505,8 @@ struct mrct_keys_wait {
 
 /**
  * struct mrct_keys_handle - MRCT_KEYS_DEREG: mrc_dereg_mr()
- * @handle: (in) a completed registration; a pending one is -EBUSY
+ * @handle: (in) a completed registration; a pending one is -EBUSY, a
+ *	failed one (no MR) only drops its handle
  * @reserved: zero
  */
 struct mrct_keys_handle {
