@@ -11,7 +11,8 @@
 #
 #   FUZZ_SECONDS  how long it runs (60 when FUZZ_EXECS is not set either)
 #   FUZZ_EXECS    how many executions in all (the first bound reached ends it)
-#   FUZZ_SEED     the seed (default: the clock; it is in the lines)
+#   FUZZ_SEED     the seed (default 1; make fuzz's is the clock; it is in
+#                 the lines)
 #   FUZZ_THREADS  threads (default 3: more than the VM's CPUs, 2 on the
 #                 stock kernel, 1 on the debug kernel, so that they race)
 #   FUZZ_TIMEOUT  seconds after which the run is killed (default: FUZZ_SECONDS
@@ -55,7 +56,9 @@ DEV=vhca0
 NETDEV=fzv0
 ADDR=10.98.0.1
 T="fuzz $DEV"
-SEED=${FUZZ_SEED:-$(date +%s)}
+# A fixed seed by default: the short run inside make check must not pass or
+# fail by the clock's draw (make fuzz passes a new one each run).
+SEED=${FUZZ_SEED:-1}
 if [ -n "${FUZZ_EXECS:-}" ] && [ -z "${FUZZ_SECONDS:-}" ]; then
 	TMO=${FUZZ_TIMEOUT:-21600}
 else
