@@ -6,8 +6,8 @@
 # then the line coverage it reached (fuzz-cover.sh).
 #
 # Environment: FUZZ_SECONDS (default 600 when FUZZ_EXECS is not set either),
-# FUZZ_EXECS, FUZZ_SEED (default: the clock), FUZZ_THREADS (default: one
-# per vCPU), FUZZ_OUT (where the run's files go; default a new directory
+# FUZZ_EXECS, FUZZ_SEED (default: the clock), FUZZ_THREADS (default 3),
+# FUZZ_OUT (where the run's files go; default a new directory
 # under $MRCORE_CACHE/fuzz), KERNEL (debug, or stock: no KCOV, kmemleak).
 # The VM is given FUZZ_SECONDS plus an hour, or 12 hours with FUZZ_EXECS.
 set -euo pipefail

@@ -6,7 +6,8 @@
 #
 # Usage: vmtest.sh [--kernel=stock|debug] [--swiotlb]
 #                  [--bench|--demo|--ulp|--fuzz|--only=SCRIPT[,SCRIPT...]]
-#   --swiotlb  boot with swiotlb=force: every streaming DMA mapping bounces
+#   --swiotlb  boot with swiotlb=force: every streaming DMA mapping bounces;
+#              the test mode then leaves out the scripts that use nvmet-rdma
 #   --ulp      only the storage ULPs over vhca (nvmeof_vhca.sh, iser_vhca.sh)
 #   --fuzz     the fuzzer (fuzz.sh), then the kmemleak scan (leaks.sh); its
 #              files (corpus, PCs, rings, reproducers) land in FUZZ_OUT
@@ -59,6 +60,15 @@ tag=$kernel
 if [ -n "$swiotlb" ]; then
 	extra_args="swiotlb=force"
 	tag=$kernel-swiotlb
+	# The scripts that run 6.1's nvmet-rdma, which fills a data buffer
+	# after rdma_rw mapped it for the device and never syncs it: under
+	# swiotlb the device reads a stale bounce buffer, on any DMA-mapping
+	# device (Documentation/mrcore/datapath.rst, "swiotlb=force"). rxe
+	# maps nothing, so nvmeof_rxe.sh would pass without saying anything
+	# of bounce buffers. Every other script runs.
+	[ "$mode" = test ] && MRCORE_VM_EXCLUDE="${MRCORE_VM_EXCLUDE:-} nvmeof_rxe.sh
+		nvmeof_vhca.sh nvmeof_frwr_vhca.sh nvmeof_exhaust_vhca.sh
+		stress_vhca.sh removal_vhca.sh"
 fi
 
 case "$kernel" in
@@ -85,8 +95,7 @@ debug)
 	make -s -C "$(bash "$here/tree.sh")" O="$kbuild" \
 		INSTALL_MOD_PATH="$kroot" modules_install >/dev/null
 	kodir=""
-	# kmemleak-test: leaks.sh shows with it that the scan finds leaks.
-	MODS="$MODS vhca mrcore_test kmemleak-test"
+	MODS="$MODS vhca mrcore_test"
 	# The built-in KUnit suites ran in "make kunit"; do not run them
 	# again here. (vhca's run whenever vhca.ko loads: make kunit reports
 	# them, with vhca_kunit.sh.)
@@ -129,7 +138,7 @@ timeout --foreground "${MRCORE_VM_TIMEOUT:-1800}" \
 	$out_share \
 	-netdev user,id=nic0,restrict=on -device virtio-net-pci,netdev=nic0,romfile= \
 	-append "console=ttyS0 panic=-1 loglevel=5 mrcore.mode=$mode $extra_args" \
-	< /dev/null 2>&1 | tr -d '\r' | tee "$log" |
+	< /dev/null 2>&1 | stdbuf -oL tr -d '\r' | tee "$log" |
 	grep --line-buffered -E '^(ok|not ok) - |^# |^MRCORE|^bench|^demo|^\|' || true
 
 # A skipped check is not a pass: it is listed and counted apart.

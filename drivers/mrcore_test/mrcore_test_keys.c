@@ -169,19 +169,21 @@ static void mrct_keys_attr(const struct mrct_keys_reg *req,
 /* Register (or start registering) @req; the request stored under a handle. */
 static int mrct_keys_reg_locked(struct mrct_ctx *ctx, struct mrct_keys_reg *req)
 {
-	struct mrc_pd *pd = vhca_pd_mrc(ctx->pd[req->pd]);
 	struct mrc_reg_attr attr;
+	struct mrc_pd *pd;
 	struct mrct_keys_req *r;
 	struct mrct_keys *st;
 	struct mrc_mr *mr;
 	int err;
 
 	lockdep_assert_held(&ctx->lock);
+	/* First: a file bound to no device (any more) has no PDs. */
 	st = mrct_keys_get(ctx);
 	if (IS_ERR(st))
 		return PTR_ERR(st);
 	if (st->nr >= MRCT_KEYS_MAX)
 		return -EMFILE;
+	pd = vhca_pd_mrc(ctx->pd[req->pd]);
 
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)

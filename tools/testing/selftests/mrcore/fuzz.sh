@@ -4,14 +4,15 @@
 # libibverbs) in the host root's chroot (user_lib.sh) over vhca0, with
 # /dev/mrcore_test loaded: every ioctl of mrcore_test, uverbs commands and
 # methods, vhca's driver methods, garbage in the mapped rings, munmap,
-# madvise, mprotect and fork racing the registrations, from several
+# madvise, mprotect and fork racing the registrations, rdma netlink link
+# add and del on dummy netdevs of its own that come and go, from several
 # threads, seeded and reproducible (see mrc_fuzz.c). Settings (environment),
 # passed through:
 #
 #   FUZZ_SECONDS  how long it runs (60 when FUZZ_EXECS is not set either)
 #   FUZZ_EXECS    how many executions in all (the first bound reached ends it)
 #   FUZZ_SEED     the seed (default: the clock; it is in the lines)
-#   FUZZ_THREADS  threads (default: the program's, one per CPU online)
+#   FUZZ_THREADS  threads (default 3: more than the VM's 2 CPUs, to race)
 #   FUZZ_TIMEOUT  seconds after which the run is killed (default: FUZZ_SECONDS
 #                 plus 600, or 6 hours with FUZZ_EXECS alone); the program's
 #                 own watchdog gives each execution 300 s before that
@@ -28,6 +29,7 @@
 #   ok - fuzz vhca0: a uverbs node
 #   ok - fuzz vhca0: mrc_fuzz seed S: execs N, execs/s X, ...
 #   not ok - fuzz vhca0: mrc_fuzz seed S # exit status R: its last line
+#   ok - fuzz vhca0: the netdevs and RDMA devices mrc_fuzz made are gone
 #   ok - fuzz vhca0: every count back to what it was
 #   ok - fuzz vhca0: rdma link del vhca0
 #   ok - fuzz vhca0: rmmod mrcore_test
@@ -47,7 +49,6 @@
 . ./chardev_lib.sh
 . ./nvmeof.sh
 . ./user_lib.sh
-. ./user_rig.sh
 
 DEV=vhca0
 NETDEV=fzv0
@@ -68,7 +69,7 @@ rc=0
 fuzz_args() {
 	echo "-D $DEV -s $SEED -o $CDIR -c $CDIR/corpus -p $CDIR/pcs" \
 		"${FUZZ_SECONDS:+-d $FUZZ_SECONDS}" "${FUZZ_EXECS:+-n $FUZZ_EXECS}" \
-		"${FUZZ_THREADS:+-t $FUZZ_THREADS}"
+		"-t ${FUZZ_THREADS:-3}"
 }
 
 # fuzz_load: the modules, mrcore_test's chardev included.
@@ -101,26 +102,112 @@ fuzz_ring() {
 	done
 }
 
-# fuzz_run: the program, its lines as comments, one line of ours.
-fuzz_run() {
-	local status sum
-	rm -rf "$MRC_ROOT$CDIR"
-	fuzz_sections
-	# On the console first: a kernel that dies mid-run still says what ran.
-	echo "# $T: running mrc_fuzz $(fuzz_args)"
+# fuzz_names DIR PATTERN: the names in DIR that match PATTERN, on one line.
+fuzz_names() {
+	local f
+	for f in "$1"/$2; do
+		[ -e "$f" ] && printf '%s ' "${f##*/}"
+	done
+}
+
+# fuzz_ibdevs: the RDMA devices there are.
+fuzz_ibdevs() { fuzz_names /sys/class/infiniband '*'; }
+
+# fuzz_nl_left: none of family f's netdevs (fzn*) is left, and the RDMA
+# devices are those there before the run ($NL_BEFORE); else says what is.
+fuzz_nl_left() {
+	local net ib
+	net=$(fuzz_names /sys/class/net 'fzn*')
+	ib=$(fuzz_ibdevs)
+	[ -z "$net" ] && [ "$ib" = "$NL_BEFORE" ] && return 0
+	echo "netdevs left: ${net:-none}; RDMA devices: $ib; before: $NL_BEFORE"
+	return 1
+}
+
+# fuzz_nl_gone: fuzz_nl_left, waited for (a link goes in a work item after
+# its netdev). Else the dummies left are deleted, their links with them,
+# so that the scripts after this one find the netdevs as they were.
+fuzz_nl_gone() {
+	local n why
+	wait_for "$PROGRESS_TMO" fuzz_nl_left && return 0
+	why=$(fuzz_nl_left)
+	for n in $(fuzz_names /sys/class/net 'fzn*'); do
+		ip link del "$n" 2>/dev/null
+	done
+	echo "$why"
+	return 1
+}
+
+# fuzz_watch: run the program for at most TMO seconds, its output in
+# /tmp/mrc_fuzz.out, its exit status returned (124 when it was killed).
+# The kernel log is watched meanwhile: after an oops the program may hang
+# on a lock the dead task held, so a splat ends the wait at once, with
+# the last executions of every thread and the files saved first (the
+# kernel still runs; a panic leaves only the seed, printed before).
+fuzz_watch() {
+	local pid end d
+	d=$(mktemp -d /tmp/fuzz_watch.XXXXXX) || return 1
 	# The options are words, split on purpose.
 	# shellcheck disable=SC2046
-	run_for "$TMO" mrc_chroot /tmp/mrc_fuzz $(fuzz_args) > /tmp/mrc_fuzz.out 2>&1
+	( mrc_chroot /tmp/mrc_fuzz $(fuzz_args); echo $? > "$d/rc" ) \
+		< /dev/null > /tmp/mrc_fuzz.out 2>&1 &
+	pid=$!
+	end=$(($(date +%s) + TMO))
+	while [ ! -e "$d/rc" ]; do
+		if ! klog_clean "$T" > /dev/null; then
+			echo "# $T: a splat in the kernel log during the run:"
+			klog_clean "$T" | sed 's/^/#   /'
+			fuzz_ring
+			fuzz_save
+			kill_tree $pid
+			rm -rf "$d"
+			return 124
+		fi
+		if [ "$(date +%s)" -ge $end ]; then
+			echo "# $T: still running after $TMO s"
+			fuzz_ring
+			kill_tree $pid
+			rm -rf "$d"
+			return 124
+		fi
+		sleep 1
+	done
+	wait $pid
+	read -r pid < "$d/rc"
+	rm -rf "$d"
+	return "$pid"
+}
+
+# fuzz_save: the run's files to OUT.
+fuzz_save() {
+	mkdir -p "$OUT" && cp -r "$MRC_ROOT$CDIR/." "$OUT/" 2>/dev/null &&
+		echo "# $T: the run's files are in $OUT"
+}
+
+# fuzz_run: the program, its lines as comments, one line of ours, then
+# one that the netdevs and links of its family f are gone. Its dummies
+# need the dummy driver, which fzv0 (dummy_up) has loaded.
+fuzz_run() {
+	local status sum ret=0
+	rm -rf "$MRC_ROOT$CDIR"
+	fuzz_sections
+	NL_BEFORE=$(fuzz_ibdevs)
+	# On the console first: a kernel that dies mid-run still says what ran.
+	echo "# $T: running mrc_fuzz $(fuzz_args)"
+	fuzz_watch
 	status=$?
 	sed 's/^/# /' /tmp/mrc_fuzz.out
 	sum=$(grep '^fuzz: execs ' /tmp/mrc_fuzz.out | tail -1)
 	if [ "$status" = 0 ] && [ -n "$sum" ]; then
 		t_ok "$T: mrc_fuzz seed $SEED: ${sum#fuzz: }"
-		return 0
+	else
+		t_fail "$T: mrc_fuzz seed $SEED" "exit status $status: $(tail -1 /tmp/mrc_fuzz.out)"
+		fuzz_ring
+		ret=1
 	fi
-	t_fail "$T: mrc_fuzz seed $SEED" "exit status $status: $(tail -1 /tmp/mrc_fuzz.out)"
-	fuzz_ring
-	return 1
+	t_gate "$T: the netdevs and RDMA devices mrc_fuzz made are gone" fuzz_nl_gone ||
+		ret=1
+	return $ret
 }
 
 [ -x ./mrc_fuzz ] || { t_fail "$T: prerequisite" "no ./mrc_fuzz"; exit 4; }
@@ -130,17 +217,7 @@ cp ./mrc_fuzz "$MRC_ROOT/tmp/mrc_fuzz" ||
 
 klog_mark "$T"
 if t_gate "$T: mrcore, vhca and mrcore_test load" fuzz_load; then
-	if t_gate "$T: rdma link add $DEV netdev $NETDEV, GID of $ADDR" \
-		rdma_link_up vhca "$DEV" "$NETDEV" "$ADDR" &&
-	   t_gate "$T: a uverbs node" wait_for "$PROGRESS_TMO" urig_has_uverbs "$DEV"; then
-		BASE=$(urig_counts "$DEV" vhca)
-		echo "# $T: before: $BASE"
-		fuzz_run || rc=1
-		t_check "$T: every count back to what it was" urig_settled "$DEV" vhca
-	else
-		rc=1
-	fi
-	t_check "$T: rdma link del $DEV" rdma_link_down "$DEV" "$NETDEV"
+	mrc_dev_run "$T" vhca "$DEV" "$NETDEV" "$ADDR" fuzz_run || rc=1
 	if ! builtin_module mrcore_test && [ -e /sys/module/mrcore_test ]; then
 		t_check "$T: rmmod mrcore_test" rmmod mrcore_test
 	fi
@@ -156,8 +233,7 @@ fi
 t_check "$T: no leak or warning in the kernel log" klog_clean "$T"
 t_check "$T: no hung task in the kernel log" klog_no_hang "$T"
 
-mkdir -p "$OUT" && cp -r "$MRC_ROOT$CDIR/." "$OUT/" 2>/dev/null &&
-	echo "# $T: the run's files are in $OUT"
+fuzz_save
 rm -f "$MRC_ROOT/tmp/mrc_fuzz"
 mrc_root_down
 exit $rc

@@ -1,16 +1,24 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# kmemleak after the suites (debug kernel; the last script of the tier):
-# with vhca and mrcore_test unloaded, a scan must find no unreferenced
-# object that mrcore, vhca or mrcore_test allocated (kmemleak_ours in
-# lib.sh: a frame of ours in the object's backtrace, by symbol, or by
-# address inside a range where vhca or mrcore_test was once loaded).
-# The kernel's other reports are printed as comments, not counted.
+# kmemleak after the suites (debug kernel; the last script of the tier, and
+# of make fuzz): with vhca and mrcore_test unloaded, kmemleak's scans must
+# report no unreferenced object that mrcore, vhca or mrcore_test allocated
+# (kmemleak_ours in lib.sh: a frame of ours in the object's backtrace, by
+# symbol, or by address inside a range where vhca or mrcore_test was once
+# loaded). The kernel's other reports are counted in a comment.
 #
-# The check is first shown able to fail: kmemleak-test
-# (CONFIG_DEBUG_KMEMLEAK_TEST) leaks on purpose when loaded, and the scan
-# must report objects whose backtrace names it. Kernels without kmemleak
-# (the stock one) skip, decided before anything is checked.
+# Two scans: kmemleak reports no object younger than 5 s, and a scan takes
+# longer than that here, so what the rmmods orphaned is old enough for the
+# second.
+#
+# The attribution is first shown able to fail: a report in kmemleak's
+# format with one object allocated by mrcore, one by an unloaded vhca
+# (a bare address in its recorded range) and one of the kernel's must be
+# classified as two of ours and one not. (Loading kmemleak-test, which
+# leaks on purpose, would show kmemleak's side too, but on this kernel the
+# scan after it never returns: Documentation/mrcore/hardening.rst.)
+# Kernels without kmemleak (the stock one) skip, decided before anything is
+# checked.
 . ./lib.sh
 
 T=leaks
@@ -21,33 +29,61 @@ fi
 out=/tmp/kmemleak
 rm -f $out.seen $out.mine
 
+# leaks_sample: a report of three objects; the vhca range is a fake one
+# added to the module map for this check only (a copy of the map).
+leaks_sample() {
+	cat <<'EOF'
+unreferenced object 0xffff888104c3a000 (size 64):
+  comm "insmod", pid 80, jiffies 4294892296 (age 11.160s)
+  hex dump (first 32 bytes):
+    00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00  ................
+  backtrace:
+    [<ffffffff8134a4b5>] kmalloc_trace+0x25/0x90
+    [<ffffffff81d3a1c2>] mrc_reg_mr+0x112/0x5a0
+    [<ffffffff81002a3d>] do_one_initcall+0x5d/0x310
+unreferenced object 0xffff888104c3a400 (size 128):
+  comm "rdma", pid 81, jiffies 4294892300 (age 11.100s)
+  backtrace:
+    [<ffffffff8134a4b5>] kmalloc_trace+0x25/0x90
+    [<ffffffffc0a01234>] 0xffffffffc0a01234
+unreferenced object 0xffff888104c3a800 (size 32):
+  comm "swapper/0", pid 1, jiffies 4294892200 (age 12.000s)
+  backtrace:
+    [<ffffffff8134a4b5>] kmalloc_trace+0x25/0x90
+    [<ffffffff81002a3d>] do_one_initcall+0x5d/0x310
+EOF
+}
+
+# In a subshell: the map it classifies with is a copy.
+leaks_classify_sample() (
+	cp $MRC_MODMAP $out.map 2>/dev/null || : > $out.map
+	echo "vhca 65536 0xffffffffc0a00000" >> $out.map
+	MRC_MODMAP=$out.map
+	leaks_sample > $out.sample
+	kmemleak_classify $out.sample $out.sample.mine
+	n=$(grep -c '^unreferenced object' $out.sample.mine)
+	[ "$n" = 2 ] || { echo "$n objects of ours, 2 expected"; exit 1; }
+	grep -q 0xffff888104c3a800 $out.sample.mine.other ||
+		{ echo "the kernel's object was not left to the kernel"; exit 1; }
+)
+t_check "$T: a sample report is attributed (mrcore's and a gone vhca's objects ours, the kernel's not)" \
+	leaks_classify_sample
+
 # kmemleak_scan_into: one scan; ours appended to $out.mine, the rest to
 # $out.seen ("clear" after each scan: a report is seen once).
 kmemleak_scan_into() {
+	local t0
+	t0=$(date +%s)
 	kmemleak_ours $out
+	echo "# $T: scan in $(($(date +%s) - t0)) s:" \
+		"$(grep -c '^unreferenced object' $out.all) unreferenced objects reported"
 	cat $out >> $out.mine
 	cat $out.other >> $out.seen
 }
 
-# kmemleak reports only objects older than 5 s: scan until kmemleak-test's
-# leaks appear, for at most PROGRESS_TMO seconds (each scan takes its time
-# on a debug kernel, so the deadline is the clock's, not a count).
-kml_test_seen() {
-	local end=$(($(date +%s) + PROGRESS_TMO))
-	while [ "$(date +%s)" -lt $end ]; do
-		kmemleak_scan_into
-		grep -q 'kmemleak_test' $out.seen && return 0
-		sleep 1
-	done
-	echo "no report naming kmemleak_test in $PROGRESS_TMO s"
-	return 1
-}
-t_check "$T: kmemleak-test loads" modprobe kmemleak-test
-t_check "$T: the scan reports kmemleak-test's leaks" kml_test_seen
-rmmod kmemleak-test 2>/dev/null
-
 rmmod mrcore_test 2>/dev/null
 rmmod vhca 2>/dev/null
+kmemleak_scan_into
 kmemleak_scan_into
 if [ -s $out.mine ]; then
 	echo "# $T: unreferenced objects of ours:"

@@ -122,23 +122,29 @@ mod_note() {
 	return 0
 }
 
-# kmemleak_ours OUT: scan (kmemleak, debug kernel), then write to OUT every
-# unreferenced object one of whose backtrace frames is ours: a symbol of
-# mrcore (built in on the debug kernel), vhca or mrcore_test, or a bare
-# address inside a range mod_note recorded for vhca or mrcore_test. The
-# kernel's other reports go to OUT.other. Returns 1 when OUT is not empty,
-# 2 without kmemleak. "clear" afterwards: the next call reports only what
-# is new.
+# kmemleak_ours OUT: scan (kmemleak, debug kernel; the report in OUT.all),
+# then kmemleak_classify. Returns 1 when objects of ours were reported, 2
+# without kmemleak. "clear" afterwards: the next call reports only what is
+# new.
 kmemleak_ours() {
 	local f=/sys/kernel/debug/kmemleak
 	[ -w $f ] || return 2
 	echo scan > $f || return 2
 	cat $f > "$1.all"
 	echo clear > $f
-	rm -f "$1" "$1.other"
+	kmemleak_classify "$1.all" "$1"
+}
+
+# kmemleak_classify REPORT OUT: write to OUT every unreferenced object of
+# kmemleak's REPORT one of whose backtrace frames is ours: a symbol of
+# mrcore (built in on the debug kernel), vhca or mrcore_test, or a bare
+# address inside a range mod_note recorded for vhca or mrcore_test; the
+# other objects to OUT.other. Returns 1 when OUT is not empty.
+kmemleak_classify() {
+	rm -f "$2" "$2.other"
 	# A first line, so that FNR == NR is the map alone even when empty.
 	echo "none 0 0x0" >> $MRC_MODMAP
-	awk -v out="$1" -v other="$1.other" '
+	awk -v out="$2" -v other="$2.other" '
 	# Module addresses are 0xffffffff........: compare the low 32 bits
 	# (busybox awk has no strtonum, and doubles hold 32 bits exactly).
 	function lo32(h,    i, v) {
@@ -172,9 +178,9 @@ kmemleak_ours() {
 					mine = 1
 		}
 	}
-	END { flush() }' $MRC_MODMAP "$1.all"
-	touch "$1" "$1.other"
-	[ ! -s "$1" ]
+	END { flush() }' $MRC_MODMAP "$1"
+	touch "$2" "$2.other"
+	[ ! -s "$2" ]
 }
 
 unload_mrcore() {

@@ -31,7 +31,19 @@
  *      overwritten, each round rung with POST_SEND;
  *   e  memory racing the registrations of every thread: munmap, mprotect,
  *      madvise(MADV_DONTNEED) and fork() over a shared arena, and ODP MRs
- *      on it that fault while it changes.
+ *      on it that fault while it changes;
+ *   f  rdma netlink, as root, on raw NETLINK_RDMA and NETLINK_ROUTE
+ *      sockets: dummy netdevs of the family's own ("fzn" names) made, set
+ *      up, down, to odd MTUs and deleted while vhca links sit on them (so
+ *      ib_core and vhca must unregister those), vhca links added with
+ *      names random, empty, too long, with '%' or '/', taken, on netdevs
+ *      of other threads, "lo", none or no such one, deleted by index (one
+ *      of its own, or a random one a GET cleared), GETs and dumps, and
+ *      malformed requests; /dev/mrcore_test files bound to its links, with
+ *      MRs and QPs, when they go. It never deletes a device that was there
+ *      before the run (vhca0), nor a netdev that is not its own: see
+ *      "family f" below. At most FZ_NL_DUMMIES dummies a thread, so as
+ *      many links (vhca takes one device a netdev), all deleted at the end.
  *
  * Reproducible: -s SEED (default: the clock, printed first). Thread T's
  * stream of exec seeds is derived from (SEED, T) alone. With KCOV
@@ -69,9 +81,10 @@
  * purpose, never from the program's own data; an ODP range stays within
  * its region, as the device would fault in anything it covers.
  *
- * Not here: rdma netlink (link add and del, netdevs going), the other
- * half of the issue's interfaces. KCOV traces the calling thread's system
- * calls only: what vhca's engine does later in its own work items is
+ * A request that nothing answered (family f's malformed ones, that the
+ * kernel drops unheard) counts as ENOMSG. KCOV traces the calling thread's
+ * system calls only: what vhca's engine does later in its own work items,
+ * and the unregistration of a link that its netdev's going queues, are
  * executed but not counted as coverage.
  */
 #define _GNU_SOURCE
@@ -92,11 +105,16 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <net/if.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <linux/kcov.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <rdma/rdma_netlink.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/ib_user_verbs.h>
@@ -139,7 +157,10 @@
 #define FZ_RING_MAGIC	"mrcfuzz1"
 
 /* Families (-f): bits of fz_opts.families. */
-enum { FZ_F_CDEV, FZ_F_UVERBS, FZ_F_METHODS, FZ_F_RINGS, FZ_F_MEMORY, FZ_NFAM };
+enum {
+	FZ_F_CDEV, FZ_F_UVERBS, FZ_F_METHODS, FZ_F_RINGS, FZ_F_MEMORY, FZ_F_NETLINK,
+	FZ_NFAM
+};
 
 /* --- state ----------------------------------------------------------- */
 
@@ -242,6 +263,50 @@ struct fz_uv {
 	struct ibv_mw *lmw[2];
 };
 
+/*
+ * Family f's netdevs and links. Each thread has FZ_NL_DUMMIES dummy
+ * netdevs, "fzn<thread>_<slot>", and names its links "fzl<thread>_<slot>".
+ * vhca binds one device to a netdev, and the family adds links on its own
+ * dummies only: so the dummies bound the links, and deleting a dummy takes
+ * its link with it, tracked or not. All of them together are at most
+ * FZ_NL_MAX_DUMMIES, as vhca takes xlt_mb (64 MiB) for every device.
+ */
+#define FZ_NL_DUMMIES	4
+#define FZ_NL_LINKS	4
+#define FZ_NL_MAX_DUMMIES	8
+#define FZ_NL_DEVS	64	/* the RDMA devices a dump may list */
+#define FZ_NL_REQ	4096	/* a request's bytes */
+#define FZ_NL_BUF	(64UL << 10)	/* one read of answers */
+#define FZ_NL_THREADS	8	/* thread numbers drawn for other threads' names */
+
+/**
+ * struct fz_nl_link - a link the family added and found by name
+ * @made: @index was this link's (it may be gone since: a stale index)
+ * @live: as far as the thread knows, the device is there
+ * @index: its ib_core index (indexes are not reused within a run)
+ * @mrct_fd: a /dev/mrcore_test file bound to it, or -1
+ * @name: its name as ib_core has it
+ */
+struct fz_nl_link {
+	bool made;
+	bool live;
+	uint32_t index;
+	int mrct_fd;
+	char name[IB_DEVICE_NAME_MAX];
+};
+
+/* The thread's netlink sockets and what it made through them. */
+struct fz_nl {
+	int rdma;		/* NETLINK_RDMA, -1 without family f */
+	int route;		/* NETLINK_ROUTE */
+	uint32_t seq;
+	bool dummy[FZ_NL_DUMMIES];	/* made and not deleted */
+	struct fz_nl_link links[FZ_NL_LINKS];
+	uint8_t *req;		/* FZ_NL_REQ bytes */
+	size_t len;		/* of the request in @req */
+	uint8_t *buf;		/* FZ_NL_BUF bytes of answers */
+};
+
 /* A region of sacrificial memory. */
 struct fz_region {
 	uint8_t *p;
@@ -330,6 +395,7 @@ struct fz_thread {
 	uint32_t canary_gen;
 	struct fz_cd cd;
 	struct fz_uv uv;
+	struct fz_nl nl;
 	uint32_t keys[FZ_KEYS];
 	unsigned int nkeys;
 	int kcov_fd;
@@ -397,6 +463,11 @@ static struct {
 	uint8_t *arena;
 	int dead[FZ_SLOTS];
 	pthread_rwlock_t map_lock;	/* write: a slot is unmapped */
+	/* family f: the RDMA devices there before the run, never deleted */
+	uint32_t nl_keep[FZ_NL_DEVS];
+	char nl_keep_name[FZ_NL_DEVS][IB_DEVICE_NAME_MAX];
+	unsigned int nl_nkeep;
+	int nl_dummies;		/* family f's dummies of all threads */
 	/* coverage */
 	uint64_t *pcs;
 	uint64_t npcs;
@@ -3810,10 +3881,15 @@ static void lib_bind(struct fz_thread *t)
 	b.wr_id = fz_rand(t);
 	b.send_flags = IBV_SEND_SIGNALED;
 	b.bind_info.mr = uv->lmr[fz_below(t, FZ_LMRS)];
-	if (b.bind_info.mr) {
-		b.bind_info.addr = (uintptr_t)b.bind_info.mr->addr + fz_below(t, 64);
-		b.bind_info.length = fz_below(t, 4) ? fz_below(t, 2 * FZ_PAGE) : fz_u64(t);
-	}
+	/*
+	 * librxe 44 reads the MR's lkey of every bind, an unbind (no MR, no
+	 * length) too, so a NULL MR crashes it, not the kernel: the unbind
+	 * is sent through the rings (family d) instead.
+	 */
+	if (!b.bind_info.mr)
+		return;
+	b.bind_info.addr = (uintptr_t)b.bind_info.mr->addr + fz_below(t, 64);
+	b.bind_info.length = fz_below(t, 4) ? fz_below(t, 2 * FZ_PAGE) : fz_u64(t);
 	b.bind_info.mw_access_flags = fz_access(t) & 0xe;
 	if (!fz_res(-ibv_bind_mw(uv->lqp[fz_below(t, 2)], uv->lmw[0], &b)))
 		fz_key_add(t, uv->lmw[0]->rkey);
@@ -4686,6 +4762,962 @@ static const struct fz_op fz_mm_ops[] = {
 	{ "odp_fault", mm_odp_fault, 4 },
 };
 
+/* --- family f: rdma netlink, links and the netdevs under them -------- */
+
+/*
+ * What the family may delete, and why nothing else goes: RDMA_NLDEV_CMD_DELLINK
+ * of the indexes it found its own links at, or of an index a GET showed to
+ * be no device or one of the family's ("fzl" names), never of one of the
+ * devices there before the run (g.nl_keep: vhca0, an rxe...); RTM_DELLINK
+ * of its own dummies only, by name. Its NEWLINKs name its own dummies,
+ * another thread's, "lo" or netdevs that do not exist, never vhca0's.
+ */
+
+#define FZ_NL_RDMA(op)	RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op)
+
+/* A device in a dump, and the devices of one. */
+struct fz_nl_dev {
+	uint32_t index;
+	char name[IB_DEVICE_NAME_MAX];
+};
+
+struct fz_nl_devs {
+	unsigned int n;
+	struct fz_nl_dev d[FZ_NL_DEVS];
+};
+
+typedef void (*fz_nl_fn)(const struct nlmsghdr *h, void *arg);
+
+static void nl_dummy_name(char *buf, unsigned int thread, unsigned int slot)
+{
+	snprintf(buf, IFNAMSIZ, "fzn%u_%u", thread, slot);
+}
+
+static void nl_link_name(char *buf, unsigned int thread, unsigned int slot)
+{
+	snprintf(buf, IB_DEVICE_NAME_MAX, "fzl%u_%u", thread, slot);
+}
+
+/* Any thread's dummy (another's, one of no thread, or ours): made or not. */
+static void nl_dummy_other(struct fz_thread *t, char *buf)
+{
+	unsigned int thread = fz_below(t, FZ_NL_THREADS);
+
+	nl_dummy_name(buf, thread, fz_below(t, FZ_NL_DUMMIES));
+}
+
+/* One of the devices that were there before the run? */
+static bool nl_kept(uint32_t index)
+{
+	unsigned int i;
+
+	for (i = 0; i < g.nl_nkeep; i++)
+		if (g.nl_keep[i] == index)
+			return true;
+	return false;
+}
+
+/* A new request of @type; its attributes follow. */
+static void nl_begin(struct fz_nl *nl, uint16_t type, uint16_t flags)
+{
+	struct nlmsghdr *h = (struct nlmsghdr *)nl->req;
+
+	memset(nl->req, 0, FZ_NL_REQ);
+	h->nlmsg_type = type;
+	h->nlmsg_flags = flags;
+	nl->len = NLMSG_HDRLEN;
+}
+
+/* @len bytes of @data (zeroes if NULL) after the request's, aligned. */
+static void nl_raw(struct fz_nl *nl, const void *data, size_t len)
+{
+	if (nl->len + NLMSG_ALIGN(len) > FZ_NL_REQ)
+		return;
+	if (data)
+		memcpy(nl->req + nl->len, data, len);
+	nl->len += NLMSG_ALIGN(len);
+}
+
+/* An attribute whose header says @nla_len (NLA_HDRLEN + @len if right). */
+static void nl_attr_len(struct fz_nl *nl, uint16_t type, const void *data,
+			size_t len, uint16_t nla_len)
+{
+	struct nlattr a = { .nla_len = nla_len, .nla_type = type };
+
+	if (nl->len + NLA_HDRLEN + NLA_ALIGN(len) > FZ_NL_REQ)
+		return;
+	nl_raw(nl, &a, sizeof(a));
+	nl_raw(nl, data, len);
+}
+
+static void nl_attr(struct fz_nl *nl, uint16_t type, const void *data, size_t len)
+{
+	nl_attr_len(nl, type, data, len, NLA_HDRLEN + len);
+}
+
+static void nl_str(struct fz_nl *nl, uint16_t type, const char *s)
+{
+	nl_attr(nl, type, s, strlen(s) + 1);
+}
+
+static void nl_u32(struct fz_nl *nl, uint16_t type, uint32_t v)
+{
+	nl_attr(nl, type, &v, sizeof(v));
+}
+
+/*
+ * Send @len bytes of the request (its header says nlmsg_len as the caller
+ * left it), then read every answer there is. The kernel answers a request
+ * within the sendto() itself, and queues the next part of a dump within
+ * the recv() that made room, so nothing here waits. @fn sees each answer
+ * to this request but the acknowledgment. Returns the request's error
+ * (0 or -errno), 0 when it was answered without one, -ENOMSG when nothing
+ * answered it (a request without NLM_F_ACK that failed unheard, say).
+ */
+static int nl_talk(struct fz_nl *nl, int fd, size_t len, fz_nl_fn fn, void *arg)
+{
+	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
+	struct nlmsghdr *h = (struct nlmsghdr *)nl->req;
+	uint32_t seq = ++nl->seq;
+	int err = -ENOMSG;
+	int n;
+
+	h->nlmsg_seq = seq;
+	if (sendto(fd, nl->req, len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+		return -errno;
+	while ((n = recv(fd, nl->buf, FZ_NL_BUF, MSG_DONTWAIT)) > 0) {
+		for (h = (struct nlmsghdr *)nl->buf; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq != seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(h);
+
+				if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)))
+					err = e->error;
+			} else if (h->nlmsg_type == NLMSG_DONE) {
+				/* A dump's end carries the dump's error. */
+				err = 0;
+				if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(int)))
+					memcpy(&err, NLMSG_DATA(h), sizeof(int));
+			} else {
+				if (err == -ENOMSG)
+					err = 0;
+				if (fn)
+					fn(h, arg);
+			}
+		}
+	}
+	return err;
+}
+
+/* The request as built: its header's length right. */
+static int nl_send(struct fz_nl *nl, int fd, fz_nl_fn fn, void *arg)
+{
+	((struct nlmsghdr *)nl->req)->nlmsg_len = nl->len;
+	return nl_talk(nl, fd, nl->len, fn, arg);
+}
+
+/* An answer of RDMA_NLDEV_CMD_GET: its device's index and name, kept. */
+static void nl_dev_fn(const struct nlmsghdr *h, void *arg)
+{
+	struct fz_nl_devs *devs = arg;
+	const struct nlattr *a = NLMSG_DATA(h);
+	int left = h->nlmsg_len - NLMSG_HDRLEN;
+	struct fz_nl_dev d = {};
+	bool index = false, name = false;
+
+	if (h->nlmsg_type != FZ_NL_RDMA(RDMA_NLDEV_CMD_GET) || devs->n >= FZ_NL_DEVS)
+		return;
+	for (; left >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= left;
+	     left -= NLA_ALIGN(a->nla_len),
+	     a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len))) {
+		const char *data = (const char *)a + NLA_HDRLEN;
+		int len = a->nla_len - NLA_HDRLEN;
+
+		switch (a->nla_type & NLA_TYPE_MASK) {
+		case RDMA_NLDEV_ATTR_DEV_INDEX:
+			if (len >= (int)sizeof(d.index)) {
+				memcpy(&d.index, data, sizeof(d.index));
+				index = true;
+			}
+			break;
+		case RDMA_NLDEV_ATTR_DEV_NAME:
+			snprintf(d.name, sizeof(d.name), "%.*s", len, data);
+			name = true;
+			break;
+		}
+	}
+	if (index && name)
+		devs->d[devs->n++] = d;
+}
+
+/* Every RDMA device there is (up to FZ_NL_DEVS): 0 or -errno. */
+static int nl_devices(struct fz_nl *nl, struct fz_nl_devs *devs)
+{
+	devs->n = 0;
+	nl_begin(nl, FZ_NL_RDMA(RDMA_NLDEV_CMD_GET),
+		 NLM_F_REQUEST | NLM_F_DUMP | NLM_F_ACK);
+	return nl_send(nl, nl->rdma, nl_dev_fn, devs);
+}
+
+/* RDMA_NLDEV_CMD_GET of @index: 0 and the device in @devs, or -errno. */
+static int nl_device(struct fz_nl *nl, uint32_t index, struct fz_nl_devs *devs)
+{
+	devs->n = 0;
+	nl_begin(nl, FZ_NL_RDMA(RDMA_NLDEV_CMD_GET), NLM_F_REQUEST | NLM_F_ACK);
+	nl_u32(nl, RDMA_NLDEV_ATTR_DEV_INDEX, index);
+	return nl_send(nl, nl->rdma, nl_dev_fn, devs);
+}
+
+/*
+ * The name ib_core gives a device added as @name: what its buffer holds
+ * (IB_DEVICE_NAME_MAX - 1 bytes, to the first NUL), '/' made '!' as in
+ * every kobject's name.
+ */
+static void nl_canon(char *out, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < IB_DEVICE_NAME_MAX - 1 && name[i]; i++)
+		out[i] = name[i] == '/' ? '!' : name[i];
+	out[i] = '\0';
+}
+
+/* Close a link's /dev/mrcore_test file and forget the link (its index stays). */
+static void nl_link_forget(struct fz_nl_link *l)
+{
+	if (l->mrct_fd >= 0)
+		close(l->mrct_fd);
+	l->mrct_fd = -1;
+	l->live = false;
+}
+
+/*
+ * A NEWLINK of @name succeeded: find the device by name and keep it in
+ * slot @slot, or in a free one if @slot is -1. Not found (already gone
+ * with its netdev) or no slot free, it is not tracked: it goes with its
+ * dummy at the latest.
+ */
+static void nl_adopt(struct fz_thread *t, int slot, const char *name)
+{
+	struct fz_nl *nl = &t->nl;
+	struct fz_nl_devs devs;
+	char want[IB_DEVICE_NAME_MAX];
+	struct fz_nl_link *l;
+	unsigned int i;
+
+	nl_canon(want, name);
+	if (fz_res(nl_devices(nl, &devs)))
+		return;
+	for (i = 0; i < FZ_NL_LINKS && slot < 0; i++)
+		if (!nl->links[i].live)
+			slot = i;
+	if (slot < 0)
+		return;
+	for (i = 0; i < devs.n; i++) {
+		if (strcmp(devs.d[i].name, want) || nl_kept(devs.d[i].index))
+			continue;
+		l = &nl->links[slot];
+		nl_link_forget(l);
+		l->made = true;
+		l->live = true;
+		l->index = devs.d[i].index;
+		memcpy(l->name, want, sizeof(l->name));
+		return;
+	}
+}
+
+/*
+ * A slot of the thread's links, -1 if none: a live one, or with @stale,
+ * now and then one whose device is known to be gone (its index stale).
+ */
+static int nl_link_pick(struct fz_thread *t, bool stale)
+{
+	unsigned int s = fz_below(t, FZ_NL_LINKS), i;
+	bool any = stale && fz_one_in(t, 4);
+
+	for (i = 0; i < FZ_NL_LINKS; i++) {
+		const struct fz_nl_link *l = &t->nl.links[(s + i) % FZ_NL_LINKS];
+
+		if (l->made && (l->live || any))
+			return (s + i) % FZ_NL_LINKS;
+	}
+	return -1;
+}
+
+/* A dummy slot of the thread's: a live one mostly, else any. */
+static unsigned int nl_dummy_pick(struct fz_thread *t)
+{
+	unsigned int d = fz_below(t, FZ_NL_DUMMIES), i;
+
+	if (fz_one_in(t, 4))
+		return d;
+	for (i = 0; i < FZ_NL_DUMMIES; i++)
+		if (t->nl.dummy[(d + i) % FZ_NL_DUMMIES])
+			return (d + i) % FZ_NL_DUMMIES;
+	return d;
+}
+
+/* An index to name: one of the thread's links, a kept device's, any. */
+static uint32_t nl_any_index(struct fz_thread *t)
+{
+	int s;
+
+	switch (fz_below(t, 8)) {
+	case 0:
+	case 1:
+	case 2:
+	case 3:
+		s = nl_link_pick(t, true);
+		if (s >= 0)
+			return t->nl.links[s].index;
+		return fz_below(t, 64);
+	case 4:
+		return g.nl_keep[fz_below(t, g.nl_nkeep)];
+	case 5:
+		return fz_below(t, 64);
+	default:
+		return fz_u32(t);
+	}
+}
+
+/* An MTU for a dummy (it takes any): the edges of IPv4, IPv6, RoCE, u32. */
+static uint32_t nl_mtu(struct fz_thread *t)
+{
+	static const uint32_t mtus[] = {
+		0, 1, 67, 68, 256, 1279, 1280, 1500, 4096, 4200, 9000, 65535, 65536,
+	};
+
+	return fz_below(t, 4) ? mtus[fz_below(t, ARRAY_SIZE(mtus))] : fz_u32(t);
+}
+
+/* An RTM request about the netdev @name; its flags change @change to @set. */
+static void nl_rt_begin(struct fz_nl *nl, uint16_t type, uint16_t flags,
+			const char *name, unsigned int change, unsigned int set)
+{
+	struct ifinfomsg ifi = {
+		.ifi_family = AF_UNSPEC, .ifi_change = change, .ifi_flags = set,
+	};
+
+	/* ifi_index stays 0: a netdev is named, never numbered. */
+	nl_begin(nl, type, NLM_F_REQUEST | NLM_F_ACK | flags);
+	nl_raw(nl, &ifi, sizeof(ifi));
+	nl_str(nl, IFLA_IFNAME, name);
+}
+
+/*
+ * Make the thread's dummy @d, up or down, with an MTU if @mtu (under the
+ * cap of all threads): 0 or -errno.
+ */
+static int nl_dummy_make(struct fz_thread *t, unsigned int d, bool up,
+			 const uint32_t *mtu)
+{
+	struct fz_nl *nl = &t->nl;
+	char name[IFNAMSIZ];
+	bool counted = false;
+	size_t at;
+	int ret;
+
+	nl_dummy_name(name, t->id, d);
+	if (!nl->dummy[d]) {
+		if (__atomic_add_fetch(&g.nl_dummies, 1, __ATOMIC_RELAXED) > FZ_NL_MAX_DUMMIES) {
+			__atomic_sub_fetch(&g.nl_dummies, 1, __ATOMIC_RELAXED);
+			fz_what(t, "dummies at the cap");
+			return -EDQUOT;
+		}
+		counted = true;
+	}
+	nl_rt_begin(nl, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, name,
+		    up ? IFF_UP : 0, up ? IFF_UP : 0);
+	if (mtu)
+		nl_u32(nl, IFLA_MTU, *mtu);
+	at = nl->len;
+	nl_attr(nl, IFLA_LINKINFO | NLA_F_NESTED, NULL, 0);
+	nl_str(nl, IFLA_INFO_KIND, "dummy");
+	((struct nlattr *)(nl->req + at))->nla_len = nl->len - at;
+	ret = fz_res(nl_send(nl, nl->route, NULL, NULL));
+	if (!ret && counted)
+		nl->dummy[d] = true;
+	else if (counted)
+		__atomic_sub_fetch(&g.nl_dummies, 1, __ATOMIC_RELAXED);
+	return ret;
+}
+
+/* RTM_DELLINK of the thread's dummy @d: its link goes with it. 0 or -errno. */
+static int nl_dummy_remove(struct fz_thread *t, unsigned int d)
+{
+	struct fz_nl *nl = &t->nl;
+	char name[IFNAMSIZ];
+	int ret;
+
+	nl_dummy_name(name, t->id, d);
+	nl_rt_begin(nl, RTM_DELLINK, 0, name, 0, 0);
+	ret = nl_send(nl, nl->route, NULL, NULL);
+	/* Only this thread makes the name: gone either way. */
+	if ((!ret || ret == -ENODEV) && nl->dummy[d]) {
+		nl->dummy[d] = false;
+		__atomic_sub_fetch(&g.nl_dummies, 1, __ATOMIC_RELAXED);
+	}
+	return ret;
+}
+
+/* RDMA_NLDEV_CMD_NEWLINK, each attribute given or not (NULL). */
+static int nl_newlink(struct fz_thread *t, const char *name, size_t name_len,
+		      const char *type, const char *ndev)
+{
+	struct fz_nl *nl = &t->nl;
+
+	nl_begin(nl, FZ_NL_RDMA(RDMA_NLDEV_CMD_NEWLINK), NLM_F_REQUEST | NLM_F_ACK);
+	if (name)
+		nl_attr(nl, RDMA_NLDEV_ATTR_DEV_NAME, name, name_len + 1);
+	if (type)
+		nl_str(nl, RDMA_NLDEV_ATTR_LINK_TYPE, type);
+	if (ndev)
+		nl_str(nl, RDMA_NLDEV_ATTR_NDEV_NAME, ndev);
+	return fz_res(nl_send(nl, nl->rdma, NULL, NULL));
+}
+
+/* RDMA_NLDEV_CMD_DELLINK of @index, which the caller has cleared. */
+static int nl_dellink(struct fz_nl *nl, uint32_t index)
+{
+	nl_begin(nl, FZ_NL_RDMA(RDMA_NLDEV_CMD_DELLINK), NLM_F_REQUEST | NLM_F_ACK);
+	nl_u32(nl, RDMA_NLDEV_ATTR_DEV_INDEX, index);
+	return nl_send(nl, nl->rdma, NULL, NULL);
+}
+
+/*
+ * May the family delete device @index, which it did not find as its own?
+ * Never one of those there before the run; one there now only if its name
+ * is one of the family's; one that is not there, yes (the kernel must say
+ * so). A GET tells, counted.
+ */
+static bool nl_may_delete(struct fz_thread *t, uint32_t index)
+{
+	struct fz_nl_devs devs;
+	int ret;
+
+	if (nl_kept(index))
+		return false;
+	ret = fz_res(nl_device(&t->nl, index, &devs));
+	if (ret == -EINVAL && !devs.n)
+		return true;
+	return !ret && devs.n == 1 && devs.d[0].index == index &&
+	       !strncmp(devs.d[0].name, "fzl", 3);
+}
+
+static void nl_dummy_add(struct fz_thread *t)
+{
+	unsigned int d = fz_below(t, FZ_NL_DUMMIES);
+	bool up = fz_below(t, 4);
+	bool set_mtu = fz_one_in(t, 4);
+	uint32_t mtu = set_mtu ? nl_mtu(t) : 0;
+
+	fz_what(t, up ? "up" : "down");
+	nl_dummy_make(t, d, up, set_mtu ? &mtu : NULL);
+}
+
+/* The netdev going: ib_core and vhca must unregister the link on it. */
+static void nl_dummy_del(struct fz_thread *t)
+{
+	fz_res(nl_dummy_remove(t, nl_dummy_pick(t)));
+}
+
+/* Up, down or a new MTU: the port of the link on it changes. */
+static void nl_dummy_set(struct fz_thread *t)
+{
+	struct fz_nl *nl = &t->nl;
+	char name[IFNAMSIZ];
+	unsigned int k;
+
+	/* Now and then another thread's (or no thread's) dummy. */
+	if (fz_one_in(t, 4))
+		nl_dummy_other(t, name);
+	else
+		nl_dummy_name(name, t->id, nl_dummy_pick(t));
+	k = fz_below(t, 3);
+	fz_what(t, k == 0 ? "up" : k == 1 ? "down" : "mtu");
+	nl_rt_begin(nl, RTM_NEWLINK, 0, name, k < 2 ? IFF_UP : 0, k == 0 ? IFF_UP : 0);
+	if (k == 2)
+		nl_u32(nl, IFLA_MTU, nl_mtu(t));
+	fz_res(nl_send(nl, nl->route, NULL, NULL));
+}
+
+/*
+ * A vhca link: mostly a name of the thread's own on one of its dummies,
+ * now and then a name or a netdev the kernel must refuse, another type,
+ * an attribute missing. One that was made is found and kept.
+ */
+static void nl_link_add(struct fz_thread *t)
+{
+	static const char *const types[] = {
+		"VHCA", "vhc", "", "vhcavhcavhcavhcavhca",
+	};
+	char name[IB_DEVICE_NAME_MAX + 16], type[IFNAMSIZ], ndev[IFNAMSIZ];
+	unsigned int s = fz_below(t, FZ_NL_LINKS), k;
+	bool own = false, no_name, no_type, no_ndev = false;
+	size_t name_len, len = 0;
+
+	k = fz_below(t, 16);
+	if (k < 9) {
+		own = true;
+		nl_link_name(name, t->id, s);
+	} else if (k == 9) {
+		fz_what(t, "random name");
+		len = 1 + fz_below(t, IB_DEVICE_NAME_MAX - 1);
+		fz_fill(t, name, len);	/* a NUL in it ends the name there */
+		name[len] = '\0';
+	} else if (k == 10) {
+		fz_what(t, "empty name");
+		name[0] = '\0';
+	} else if (k == 11) {
+		/* 63 fits, 64 is cut to 63, longer ones are refused. */
+		fz_what(t, "long name");
+		len = IB_DEVICE_NAME_MAX - 1 + fz_below(t, 8);
+		memset(name, 'y', len);
+		memcpy(name, "fzl", 3);
+		name[len] = '\0';
+	} else if (k == 12) {
+		fz_what(t, "name with %");
+		snprintf(name, sizeof(name), "fzl%u_%%d", t->id);
+	} else if (k == 13) {
+		fz_what(t, "taken name");
+		snprintf(name, sizeof(name), "%s", g.nl_keep_name[fz_below(t, g.nl_nkeep)]);
+	} else if (k == 14) {
+		fz_what(t, "other thread's name");
+		nl_link_name(name, fz_below(t, FZ_NL_THREADS), s);
+	} else {
+		fz_what(t, "name with /");
+		snprintf(name, sizeof(name), "fzl%u/%u", t->id, s);
+	}
+	name_len = k == 9 ? len : strlen(name);
+
+	if (fz_below(t, 16)) {
+		strcpy(type, "vhca");
+	} else if (fz_below(t, 4)) {
+		/* No such type: ib_core asks for module rdma-link-TYPE first. */
+		snprintf(type, sizeof(type), "%s", types[fz_below(t, ARRAY_SIZE(types))]);
+	} else {
+		fz_fill(t, type, sizeof(type) - 1);
+		type[sizeof(type) - 1] = '\0';
+	}
+
+	k = fz_below(t, 16);
+	if (k < 10)
+		nl_dummy_name(ndev, t->id, nl_dummy_pick(t));
+	else if (k < 13)
+		nl_dummy_other(t, ndev);
+	else if (k == 13)
+		strcpy(ndev, "lo");
+	else if (k == 14)
+		snprintf(ndev, sizeof(ndev), "fzq%u", (unsigned int)fz_below(t, 1000));
+	else
+		no_ndev = true;
+
+	no_name = fz_one_in(t, 32);
+	no_type = fz_one_in(t, 32);
+	if (nl_newlink(t, no_name ? NULL : name, name_len, no_type ? NULL : type,
+		       no_ndev ? NULL : ndev))
+		return;
+	nl_adopt(t, own ? (int)s : -1, name);
+}
+
+/*
+ * DELLINK: of one of the thread's links (or its stale index), of a random
+ * index a GET cleared, or, now and then, of a device there before the run,
+ * which the same check must refuse.
+ */
+static void nl_link_del(struct fz_thread *t)
+{
+	struct fz_nl *nl = &t->nl;
+	unsigned int k = fz_below(t, 10);
+	uint32_t index;
+	int s, ret;
+
+	if (k < 6) {
+		s = nl_link_pick(t, true);
+		if (s < 0)
+			return;
+		fz_what(t, nl->links[s].live ? "own" : "own stale");
+		index = nl->links[s].index;
+		if (nl_kept(index))
+			return;
+		ret = fz_res(nl_dellink(nl, index));
+		if (!ret || ret == -EINVAL)
+			nl_link_forget(&nl->links[s]);
+		return;
+	}
+	if (k < 9) {
+		fz_what(t, "random index");
+		index = fz_one_in(t, 2) ? fz_below(t, 64) : fz_u32(t);
+	} else {
+		fz_what(t, "kept index");
+		index = g.nl_keep[fz_below(t, g.nl_nkeep)];
+	}
+	if (!nl_may_delete(t, index)) {
+		fz_what(t, "refused");
+		return;
+	}
+	fz_res(nl_dellink(nl, index));
+}
+
+/* Read-only: GET, PORT_GET, RES_GET of an index, their dumps, SYS_GET. */
+static void nl_get(struct fz_thread *t)
+{
+	static const uint16_t cmds[] = {
+		RDMA_NLDEV_CMD_GET, RDMA_NLDEV_CMD_PORT_GET, RDMA_NLDEV_CMD_RES_GET,
+		RDMA_NLDEV_CMD_SYS_GET,
+	};
+	struct fz_nl *nl = &t->nl;
+	uint16_t cmd = cmds[fz_below(t, ARRAY_SIZE(cmds))];
+	bool dump = fz_one_in(t, 2);
+
+	fz_what(t, dump ? "dump" : "get");
+	nl_begin(nl, FZ_NL_RDMA(cmd),
+		 NLM_F_REQUEST | NLM_F_ACK | (dump ? NLM_F_DUMP : 0));
+	/* PORT_GET's dump is of one device's ports. */
+	if (cmd != RDMA_NLDEV_CMD_SYS_GET &&
+	    (!dump || cmd == RDMA_NLDEV_CMD_PORT_GET || fz_one_in(t, 4)))
+		nl_u32(nl, RDMA_NLDEV_ATTR_DEV_INDEX, nl_any_index(t));
+	if (cmd == RDMA_NLDEV_CMD_PORT_GET && !dump)
+		nl_u32(nl, RDMA_NLDEV_ATTR_PORT_INDEX, fz_below(t, 4) ? 1 : fz_u32(t));
+	fz_res(nl_send(nl, nl->rdma, NULL, NULL));
+}
+
+/*
+ * Malformed requests. Whatever the kernel makes of their bytes, they can
+ * name only what the family may touch: every string in them is one of
+ * the thread's names (or a u32 read as one: a link on the thread's dummy,
+ * which goes with it), every DELLINK index is 0xffffffff (ib_core's
+ * indexes are 31 bits), and random bytes go only where no name or index
+ * is read from: the payloads of unknown attributes and of commands
+ * nothing handles.
+ */
+static void nl_garbage(struct fz_thread *t)
+{
+	static const uint32_t none = 0xffffffff;
+	struct fz_nl *nl = &t->nl;
+	unsigned int s = fz_below(t, FZ_NL_LINKS), k = fz_below(t, 9), i, n;
+	char name[IB_DEVICE_NAME_MAX], ndev[IFNAMSIZ];
+	uint8_t junk[64], ff[8];
+	struct nlattr *a = NULL;
+	size_t len;
+	int ret;
+
+	nl_link_name(name, t->id, s);
+	nl_dummy_name(ndev, t->id, nl_dummy_pick(t));
+	memset(ff, 0xff, sizeof(ff));
+	if (k < 4) {
+		nl_begin(nl, FZ_NL_RDMA(RDMA_NLDEV_CMD_NEWLINK), NLM_F_REQUEST | NLM_F_ACK);
+		a = (struct nlattr *)(nl->req + nl->len);
+		nl_str(nl, RDMA_NLDEV_ATTR_DEV_NAME, name);
+		nl_str(nl, RDMA_NLDEV_ATTR_LINK_TYPE, "vhca");
+		nl_str(nl, RDMA_NLDEV_ATTR_NDEV_NAME, ndev);
+		/* Which of the three attributes goes wrong. */
+		for (i = fz_below(t, 3); i; i--)
+			a = (struct nlattr *)((uint8_t *)a + NLA_ALIGN(a->nla_len));
+	}
+	switch (k) {
+	case 0:
+		fz_what(t, "newlink attr cut");
+		a->nla_len = fz_below(t, a->nla_len);
+		break;
+	case 1:
+		fz_what(t, "newlink attr long");
+		a->nla_len = fz_one_in(t, 4) ? 0xffff : a->nla_len + 1 + fz_below(t, 64);
+		break;
+	case 2:
+		fz_what(t, "newlink unknown attrs");
+		for (n = 1 + fz_below(t, 4); n; n--) {
+			static const uint16_t types[] = {
+				0, RDMA_NLDEV_ATTR_MAX, (uint16_t)NLA_TYPE_MASK,
+				RDMA_NLDEV_ATTR_DEV_NAME | NLA_F_NESTED,
+				RDMA_NLDEV_ATTR_NDEV_NAME | NLA_F_NET_BYTEORDER,
+			};
+
+			len = fz_below(t, sizeof(junk) + 1);
+			fz_fill(t, junk, len);
+			/* A known type with a flag is still read: no junk in it. */
+			i = fz_below(t, ARRAY_SIZE(types) + 1);
+			if (i == ARRAY_SIZE(types))
+				nl_attr(nl, RDMA_NLDEV_ATTR_MAX + fz_below(t, 200), junk, len);
+			else if (i >= 3)
+				nl_attr(nl, types[i], i == 3 ? name : ndev,
+					strlen(i == 3 ? name : ndev) + 1);
+			else
+				nl_attr(nl, types[i], junk, len);
+		}
+		break;
+	case 3:
+		fz_what(t, "newlink wrong types");
+		switch (fz_below(t, 4)) {
+		case 0:	/* a name without its NUL, last of its kind wins */
+			nl_attr(nl, RDMA_NLDEV_ATTR_DEV_NAME, name, strlen(name));
+			break;
+		case 1:
+			nl_attr(nl, RDMA_NLDEV_ATTR_LINK_TYPE, NULL, 0);
+			break;
+		case 2:
+			nl_attr(nl, RDMA_NLDEV_ATTR_NDEV_NAME, ndev, strlen(ndev));
+			break;
+		default:
+			/* A u32 as the last name: a name of one byte (x86). */
+			nl_u32(nl, RDMA_NLDEV_ATTR_DEV_NAME, s);
+			name[0] = s;
+			name[1] = '\0';
+			break;
+		}
+		break;
+	case 4:
+		fz_what(t, "dellink malformed");
+		nl_begin(nl, FZ_NL_RDMA(RDMA_NLDEV_CMD_DELLINK), NLM_F_REQUEST | NLM_F_ACK);
+		for (n = 1 + fz_below(t, 3); n; n--) {
+			uint16_t type = RDMA_NLDEV_ATTR_DEV_INDEX;
+
+			len = fz_below(t, sizeof(ff) + 1);
+			if (fz_one_in(t, 4))
+				type |= NLA_F_NESTED;
+			/*
+			 * Cut, never longer: a length past the payload
+			 * would read the next header as an index.
+			 */
+			nl_attr_len(nl, type, ff, len, fz_one_in(t, 4) ?
+				    fz_below(t, NLA_HDRLEN + len + 1) : NLA_HDRLEN + len);
+		}
+		break;
+	case 5:
+		fz_what(t, "header");
+		n = FZ_NL_RDMA(fz_one_in(t, 2) ? RDMA_NLDEV_CMD_GET : RDMA_NLDEV_CMD_NEWLINK);
+		nl_begin(nl, n, fz_rand(t) & 0xffff);
+		nl_u32(nl, RDMA_NLDEV_ATTR_DEV_INDEX, none);
+		nl_str(nl, RDMA_NLDEV_ATTR_DEV_NAME, name);
+		len = fz_below(t, 2) ? nl->len - fz_below(t, nl->len + 1) :
+				       nl->len + 1 + fz_below(t, 64);
+		((struct nlmsghdr *)nl->req)->nlmsg_len = len;
+		fz_res(nl_talk(nl, nl->rdma, nl->len, NULL, NULL));
+		return;
+	case 6:
+		fz_what(t, "no such command");
+		if (fz_one_in(t, 2)) {
+			/* nldev's ops end at RDMA_NLDEV_NUM_OPS */
+			n = FZ_NL_RDMA(RDMA_NLDEV_NUM_OPS +
+				       fz_below(t, 1024 - RDMA_NLDEV_NUM_OPS));
+		} else {
+			/* client 0 has no ops; clients end at RDMA_NL_NUM_CLIENTS */
+			n = fz_one_in(t, 2) ? 0 : RDMA_NL_NUM_CLIENTS +
+				fz_below(t, 64 - RDMA_NL_NUM_CLIENTS);
+			n = n << 10 | fz_below(t, 1024);
+		}
+		nl_begin(nl, n, NLM_F_REQUEST | NLM_F_ACK |
+			 (fz_one_in(t, 2) ? NLM_F_DUMP : 0));
+		len = fz_below(t, sizeof(junk) + 1);
+		fz_fill(t, junk, len);
+		nl_raw(nl, junk, len);
+		break;
+	case 7:
+		fz_what(t, "control type");
+		nl_begin(nl, fz_below(t, NLMSG_MIN_TYPE), NLM_F_REQUEST | NLM_F_ACK);
+		nl_u32(nl, RDMA_NLDEV_ATTR_DEV_INDEX, none);
+		break;
+	default:
+		/* A GET and a second request in one datagram, its length wrong. */
+		fz_what(t, "two requests");
+		nl_begin(nl, FZ_NL_RDMA(RDMA_NLDEV_CMD_GET), NLM_F_REQUEST | NLM_F_ACK);
+		nl_u32(nl, RDMA_NLDEV_ATTR_DEV_INDEX, nl_any_index(t));
+		((struct nlmsghdr *)nl->req)->nlmsg_len = nl->len;
+		len = nl->len;
+		nl_raw(nl, NULL, NLMSG_HDRLEN);
+		((struct nlmsghdr *)(nl->req + len))->nlmsg_type =
+			FZ_NL_RDMA(fz_one_in(t, 2) ? RDMA_NLDEV_CMD_GET : RDMA_NLDEV_CMD_PORT_GET);
+		((struct nlmsghdr *)(nl->req + len))->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+		nl_u32(nl, RDMA_NLDEV_ATTR_DEV_INDEX, nl_any_index(t));
+		((struct nlmsghdr *)(nl->req + len))->nlmsg_len =
+			nl->len - len + fz_below(t, 8) - 4;
+		fz_res(nl_talk(nl, nl->rdma, nl->len, NULL, NULL));
+		return;
+	}
+	ret = fz_res(nl_send(nl, nl->rdma, NULL, NULL));
+	/* A NEWLINK that went through all the same made a device to keep. */
+	if (!ret && k < 4)
+		nl_adopt(t, s, name);
+}
+
+/*
+ * A /dev/mrcore_test file bound to one of the thread's links, with MRs
+ * and a QP pair on it, held: when the link or its netdev goes, mrcore_test
+ * must let go of all of it at once, and the file answer without it.
+ */
+static void nl_bind(struct fz_thread *t)
+{
+	struct mrct_set_device sd = {};
+	struct mrct_qp_create qc = {};
+	struct mrct_reg r = {};
+	struct fz_nl_link *l;
+	int s, fd;
+
+	if (!(opt.families & (1U << FZ_F_CDEV)))
+		return;
+	s = nl_link_pick(t, false);
+	if (s < 0)
+		return;
+	l = &t->nl.links[s];
+	if (l->mrct_fd < 0) {
+		fz_what(t, "bind");
+		fd = open("/dev/" MRCT_DEV_NAME, O_RDWR | O_CLOEXEC);
+		if (fz_sys(fd))
+			return;
+		snprintf(sd.name, sizeof(sd.name), "%s", l->name);
+		if (fz_sys(ioctl(fd, MRCT_SET_DEVICE, &sd))) {
+			close(fd);
+			return;
+		}
+		l->mrct_fd = fd;
+	} else {
+		fz_what(t, "bound");
+	}
+	r.access = fz_access(t);
+	r.pd = fz_below(t, MRCT_NUM_PDS);
+	fz_range(t, r.access, &r.addr, &r.length);
+	r.iova = r.addr;
+	fz_sys(ioctl(l->mrct_fd, MRCT_REG, &r));
+	if (fz_one_in(t, 2)) {
+		qc.pd = fz_below(t, MRCT_NUM_PDS);
+		qc.max_send_sge = 1;
+		qc.max_recv_sge = 1;
+		fz_sys(ioctl(l->mrct_fd, MRCT_QP_CREATE, &qc));
+	}
+}
+
+/*
+ * A link added on a dummy, then the dummy deleted at once: the device is
+ * still being added, or just was, when its netdev goes.
+ */
+static void nl_churn(struct fz_thread *t)
+{
+	unsigned int d = fz_below(t, FZ_NL_DUMMIES), s = fz_below(t, FZ_NL_LINKS);
+	char name[IB_DEVICE_NAME_MAX], ndev[IFNAMSIZ];
+	bool adopt = fz_one_in(t, 2);
+
+	if (!t->nl.dummy[d] && nl_dummy_make(t, d, fz_one_in(t, 2), NULL))
+		return;
+	nl_link_name(name, t->id, s);
+	nl_dummy_name(ndev, t->id, d);
+	if (!nl_newlink(t, name, strlen(name), "vhca", ndev) && adopt)
+		nl_adopt(t, s, name);
+	fz_res(nl_dummy_remove(t, d));
+}
+
+static const struct fz_op fz_nl_ops[] = {
+	{ "dummy_add", nl_dummy_add, 3 },
+	{ "dummy_del", nl_dummy_del, 2 },
+	{ "dummy_set", nl_dummy_set, 2 },
+	{ "link_add", nl_link_add, 5 },
+	{ "link_del", nl_link_del, 3 },
+	{ "get", nl_get, 3 },
+	{ "garbage", nl_garbage, 3 },
+	{ "bind", nl_bind, 1 },
+	{ "churn", nl_churn, 2 },
+};
+
+/* The two sockets and the buffers: 0 or -errno. */
+static int nl_open_sockets(struct fz_nl *nl)
+{
+	nl->req = malloc(FZ_NL_REQ);
+	nl->buf = malloc(FZ_NL_BUF);
+	if (!nl->req || !nl->buf)
+		return -ENOMEM;
+	nl->rdma = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
+	if (nl->rdma < 0)
+		return -errno;
+	nl->route = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	return nl->route < 0 ? -errno : 0;
+}
+
+static void nl_close_sockets(struct fz_nl *nl)
+{
+	if (nl->rdma >= 0)
+		close(nl->rdma);
+	if (nl->route >= 0)
+		close(nl->route);
+	free(nl->req);
+	free(nl->buf);
+	nl->rdma = nl->route = -1;
+	nl->req = nl->buf = NULL;
+}
+
+/*
+ * The thread's sockets; dummies of its names left by a run that was killed
+ * go first (their links with them). 0 or -errno.
+ */
+static int nl_open(struct fz_thread *t)
+{
+	struct fz_nl *nl = &t->nl;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < FZ_NL_LINKS; i++)
+		nl->links[i].mrct_fd = -1;
+	ret = nl_open_sockets(nl);
+	if (ret)
+		return ret;
+	for (i = 0; i < FZ_NL_DUMMIES; i++)
+		nl_dummy_remove(t, i);
+	return 0;
+}
+
+/* Every link of the thread's, then every dummy: nothing of theirs stays. */
+static void nl_close(struct fz_thread *t)
+{
+	struct fz_nl *nl = &t->nl;
+	unsigned int i;
+
+	if (nl->rdma < 0)
+		return;
+	for (i = 0; i < FZ_NL_LINKS; i++) {
+		struct fz_nl_link *l = &nl->links[i];
+
+		if (l->live && !nl_kept(l->index))
+			nl_dellink(nl, l->index);
+		nl_link_forget(l);
+	}
+	for (i = 0; i < FZ_NL_DUMMIES; i++)
+		nl_dummy_remove(t, i);
+	nl_close_sockets(nl);
+}
+
+/*
+ * Can family f run? As root only (NEWLINK and DELLINK need CAP_NET_ADMIN),
+ * and the devices there now, opt.dev among them, are kept in g.nl_keep:
+ * the family never deletes those. NULL, or why not.
+ */
+static const char *nl_environment(void)
+{
+	struct fz_nl nl = { .rdma = -1, .route = -1 };
+	struct fz_nl_devs devs;
+	const char *why = NULL;
+	unsigned int i;
+
+	if (geteuid())
+		return "not root";
+	if (nl_open_sockets(&nl))
+		why = "no netlink socket";
+	else if (nl_devices(&nl, &devs))
+		why = "no RDMA device dump";
+	else if (devs.n >= FZ_NL_DEVS)
+		why = "too many RDMA devices to keep";
+	nl_close_sockets(&nl);
+	if (why)
+		return why;
+	for (i = 0; i < devs.n; i++) {
+		g.nl_keep[i] = devs.d[i].index;
+		memcpy(g.nl_keep_name[i], devs.d[i].name, IB_DEVICE_NAME_MAX);
+	}
+	g.nl_nkeep = devs.n;
+	for (i = 0; i < devs.n; i++)
+		if (!strcmp(devs.d[i].name, opt.dev))
+			return NULL;
+	return "the device is not in the RDMA netlink dump";
+}
+
 /* --- contexts: open, close ------------------------------------------- */
 
 /* The GID of port 1 our loopback connections use: IPv4-mapped if any. */
@@ -4856,6 +5888,7 @@ static const struct fz_family fz_families[FZ_NFAM] = {
 	[FZ_F_METHODS] = { "methods", 'c', fz_mt_ops, ARRAY_SIZE(fz_mt_ops), 10 },
 	[FZ_F_RINGS] = { "rings", 'd', fz_rg_ops, ARRAY_SIZE(fz_rg_ops), 20 },
 	[FZ_F_MEMORY] = { "memory", 'e', fz_mm_ops, ARRAY_SIZE(fz_mm_ops), 15 },
+	[FZ_F_NETLINK] = { "netlink", 'f', fz_nl_ops, ARRAY_SIZE(fz_nl_ops), 6 },
 };
 
 /* --- the canary ------------------------------------------------------ */
@@ -4961,7 +5994,7 @@ static void fz_run_exec(struct fz_thread *t, const struct fz_input *in)
 	}
 	fz_kcov_reset(t);
 	/* A context the fuzz closed and could not open again: try again. */
-	if (f != FZ_F_CDEV && !t->uv.ctx)
+	if (f != FZ_F_CDEV && f != FZ_F_NETLINK && !t->uv.ctx)
 		fz_res(uv_open(t));
 	else
 		fam->ops[op].fn(t);
@@ -5090,6 +6123,8 @@ static int fz_thread_setup(struct fz_thread *t, unsigned int slot, unsigned int 
 	fz_mix(&t->stream);
 	t->cd.fd = -1;
 	t->uv.fd = -1;
+	t->nl.rdma = -1;
+	t->nl.route = -1;
 	t->kcov_fd = -1;
 	ret = fz_mem_setup(t);
 	if (ret)
@@ -5108,6 +6143,11 @@ static int fz_thread_setup(struct fz_thread *t, unsigned int slot, unsigned int 
 	ret = uv_open(t);
 	if (ret)
 		return ret;
+	if (opt.families & (1U << FZ_F_NETLINK)) {
+		ret = nl_open(t);
+		if (ret)
+			return ret;
+	}
 	if (opt.replay)
 		fz_subst_load(t);
 	else
@@ -5115,7 +6155,10 @@ static int fz_thread_setup(struct fz_thread *t, unsigned int slot, unsigned int 
 	return 0;
 }
 
-/* The end: a last canary check, then every context closed. */
+/*
+ * The end: a last canary check, then every context closed, and family f's
+ * links and dummies deleted.
+ */
 static void fz_thread_teardown(struct fz_thread *t)
 {
 	unsigned int i;
@@ -5128,6 +6171,7 @@ static void fz_thread_teardown(struct fz_thread *t)
 	for (i = 0; i < t->cd.ndmabufs; i++)
 		close(t->cd.dmabufs[i]);
 	uv_close(t);
+	nl_close(t);
 	if (t->subst_fd >= 0)
 		close(t->subst_fd);
 }
@@ -5214,9 +6258,10 @@ static void fz_usage(FILE *f)
 		"  -n EXECS    stop after EXECS execs in all\n"
 		"  -d SECONDS  stop after SECONDS (default 60 when neither -n nor -d)\n"
 		"  -D DEV      the vhca device (default $MRC_UDEV, else vhca0)\n"
-		"  -f FAMILIES letters of the families to run (default abcde):\n"
+		"  -f FAMILIES letters of the families to run (default abcdef):\n"
 		"              a /dev/mrcore_test, b uverbs, c vhca's methods,\n"
-		"              d the rings, e memory races\n"
+		"              d the rings, e memory races, f rdma netlink links\n"
+		"              and the netdevs under them (as root)\n"
 		"  -o DIR      the ring, substitutions and reproducers go there\n"
 		"  -c DIR      the inputs that reached new code (KCOV)\n"
 		"  -p FILE     every PC reached, in hex, at the end\n"
@@ -5365,6 +6410,14 @@ static int fz_environment(void)
 	}
 	if (fd >= 0)
 		close(fd);
+	if (opt.families & (1U << FZ_F_NETLINK)) {
+		const char *why = nl_environment();
+
+		if (why) {
+			printf("fuzz: family f is off: %s\n", why);
+			opt.families &= ~(1U << FZ_F_NETLINK);
+		}
+	}
 	if (!opt.families) {
 		printf("fuzz: no family left to run\n");
 		return 2;
