@@ -5640,8 +5640,10 @@ static void nl_close_sockets(struct fz_nl *nl)
 		close(nl->route);
 	free(nl->req);
 	free(nl->buf);
-	nl->rdma = nl->route = -1;
-	nl->req = nl->buf = NULL;
+	nl->rdma = -1;
+	nl->route = -1;
+	nl->req = NULL;
+	nl->buf = NULL;
 }
 
 /*
