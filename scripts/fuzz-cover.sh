@@ -33,7 +33,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # rel PATH: the path from drivers/mrcore or drivers/vhca on, or nothing.
 rel() {
-	sed -n 's|.*/\(drivers/\(mrcore\|vhca\)/[^:]*:[0-9]*\).*|\1|p'
+	sed -n -E 's#.*/(drivers/(mrcore|vhca)/[^:]*:[0-9]+).*#\1#p'
 }
 
 # Every instrumented line: the KCOV calls in each object, by section.
@@ -57,7 +57,7 @@ done | sort -u > "$dir/lines.all"
 # operand (call + 1); the PCs are the call + 5. Both are mapped to the
 # call's own line.
 kaslr=$(awk '$1 == "_text" {print $2}' "$dir/sections")
-vtext=$(nm "$kbuild/vmlinux" | awk '$3 == "_text" {print "0x" $1; exit}')
+vtext=$(nm "$kbuild/vmlinux" | awk '$3 == "_text" {v = $1} END {print "0x" v}')
 vhca=$(awk '$1 == "vhca" {print $2}' "$dir/sections")
 [ -n "$kaslr" ] && [ -n "$vhca" ] || { echo "fuzz-cover: $dir/sections lacks _text or vhca" >&2; exit 1; }
 python3 - "$kaslr" "$vtext" "$vhca" "$dir/pcs" > "$tmp/pcs" <<'EOF'
