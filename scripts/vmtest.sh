@@ -66,9 +66,11 @@ if [ -n "$swiotlb" ]; then
 	# device (Documentation/mrcore/datapath.rst, "swiotlb=force"). rxe
 	# maps nothing, so nvmeof_rxe.sh would pass without saying anything
 	# of bounce buffers. Every other script runs.
-	[ "$mode" = test ] && MRCORE_VM_EXCLUDE="${MRCORE_VM_EXCLUDE:-} nvmeof_rxe.sh
-		nvmeof_vhca.sh nvmeof_frwr_vhca.sh nvmeof_exhaust_vhca.sh
-		stress_vhca.sh removal_vhca.sh"
+	if [ "$mode" = test ]; then
+		MRCORE_VM_EXCLUDE="${MRCORE_VM_EXCLUDE:-} nvmeof_rxe.sh
+			nvmeof_vhca.sh nvmeof_frwr_vhca.sh nvmeof_exhaust_vhca.sh
+			stress_vhca.sh removal_vhca.sh"
+	fi
 fi
 
 case "$kernel" in
