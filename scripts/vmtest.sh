@@ -132,7 +132,10 @@ log="$work/console-${mode%%:*}${swiotlb:+-swiotlb}.log"
 # kernel then uses costs time. Measured with make bench here: NVMe-oF over
 # rxe 3396 vs 2753 IOPS (4 KiB randread) and 56.7 vs 30.6 MB/s (128 KiB).
 echo "vmtest: booting $kernel kernel $kver (mode $mode${swiotlb:+, swiotlb=force}), log in $log" >&2
-timeout --foreground "${MRCORE_VM_TIMEOUT:-1800}" \
+# One boot runs a whole tier: the debug kernel's, with kmemleak tracking
+# every allocation, the stress under NVMe-oF and the fuzzer, takes over
+# half an hour here. The bound only catches a VM that never finishes.
+timeout --foreground "${MRCORE_VM_TIMEOUT:-3600}" \
 	qemu-system-x86_64 -nodefaults -nographic -no-reboot \
 	-machine q35 -cpu ${MRCORE_VM_CPU:-qemu64} -smp 2 -m 3G \
 	-kernel "$image" -initrd "$initrd" -serial stdio \
