@@ -26,9 +26,8 @@ if [ ! -w /sys/kernel/debug/kmemleak ]; then
 	echo "ok - $T: kmemleak # SKIP no /sys/kernel/debug/kmemleak (CONFIG_DEBUG_KMEMLEAK)"
 	exit 0
 fi
-# The debug tier of make check boots with kmemleak off (vmtest.sh: its
-# tracking slows every script past nvmeof_exhaust_vhca.sh's fio bound);
-# make fuzz and MRCORE_KMEMLEAK=1 turn it on.
+# The debug tier of make check boots with kmemleak off (vmtest.sh); make
+# fuzz and MRCORE_KMEMLEAK=1 turn it on.
 if grep -qw 'kmemleak=off' /proc/cmdline; then
 	echo "ok - $T: kmemleak # SKIP kmemleak=off on the command line (make fuzz, or MRCORE_KMEMLEAK=1, runs it)"
 	exit 0
