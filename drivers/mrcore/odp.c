@@ -153,8 +153,12 @@ static void mrc_odp_unmap_page(struct mrc_odp *odp, u64 i)
 
 	lockdep_assert_held(&odp->umem_mutex);
 
-	dma_unmap_page(mrc_odp_dev(odp), *mrc_odp_dma_slot(odp, i), PAGE_SIZE,
-		       mrc_odp_dir(pfn));
+	/* Mapped with DMA_ATTR_SKIP_CPU_SYNC (mrc_odp_map_range()). */
+	dma_sync_single_for_cpu(mrc_odp_dev(odp), *mrc_odp_dma_slot(odp, i),
+				PAGE_SIZE, mrc_odp_dir(pfn));
+	dma_unmap_page_attrs(mrc_odp_dev(odp), *mrc_odp_dma_slot(odp, i),
+			     PAGE_SIZE, mrc_odp_dir(pfn),
+			     DMA_ATTR_SKIP_CPU_SYNC);
 	if (pfn & HMM_PFN_WRITE)
 		set_page_dirty(compound_head(hmm_pfn_to_page(pfn)));
 	*mrc_odp_pfn_slot(odp, i) = 0;
@@ -299,13 +303,22 @@ static long mrc_odp_install(struct mrc_odp *odp, u64 idx, u64 n,
 			/* Now writable (or, a bug, another page): remapped. */
 			mrc_odp_zap(odp, j, j);
 		}
-		dma = dma_map_page(mrc_odp_dev(odp), page, 0, PAGE_SIZE,
-				   mrc_odp_dir(pfn));
+		/*
+		 * The page may be in other MRs too (pinned, ODP, another
+		 * process's): overlapping mappings, which the DMA API is
+		 * told are intended by DMA_ATTR_SKIP_CPU_SYNC, as
+		 * mrc_umem_map() does; the sync it skips is done here.
+		 */
+		dma = dma_map_page_attrs(mrc_odp_dev(odp), page, 0, PAGE_SIZE,
+					 mrc_odp_dir(pfn),
+					 DMA_ATTR_SKIP_CPU_SYNC);
 		if (dma_mapping_error(mrc_odp_dev(odp), dma)) {
 			ret = -EFAULT;
 			n = i;
 			break;
 		}
+		dma_sync_single_for_device(mrc_odp_dev(odp), dma, PAGE_SIZE,
+					   mrc_odp_dir(pfn));
 		*mrc_odp_dma_slot(odp, j) = dma;
 		*mrc_odp_pfn_slot(odp, j) = pfn;
 		mrc_odp_mapped_add(odp, 1);
