@@ -127,6 +127,10 @@ bool mrct_dev_removing(struct mrct_ctx *ctx);
 int mrct_dev_init(void);
 void mrct_dev_exit(void);
 
+/* mrcore_test_kmemleak.c: debugfs's kmemleak_plant */
+void mrct_kmemleak_init(void);
+void mrct_kmemleak_exit(void);
+
 /* mrcore_test_mr.c: handlers; MRs for the feature files */
 int mrct_reg(struct mrct_ctx *ctx, void __user *uarg);
 int mrct_xfer_read(struct mrct_ctx *ctx, void __user *uarg);

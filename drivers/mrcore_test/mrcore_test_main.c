@@ -21,6 +21,7 @@
  *   mrcore_test_post.c   one send or receive WR on a pair
  *   mrcore_test_bench.c  the memcpy and RDMA WRITE benchmarks
  *   mrcore_test_stamp.c  WRITEs in flight through a rereg or dereg
+ *   mrcore_test_kmemleak.c  leaks planted for kmemleak (debugfs)
  *
  * and every command none of those knows to the feature files (FRWR, FMR,
  * windows, counters, key states, ODP, dma-buf), through their struct
@@ -224,6 +225,7 @@ static int __init mrct_init(void)
 	err = misc_register(&mrct_misc);
 	if (err)
 		goto out_dev_exit;
+	mrct_kmemleak_init();
 	return 0;
 
 out_dev_exit:
@@ -233,6 +235,7 @@ out_dev_exit:
 
 static void __exit mrct_exit(void)
 {
+	mrct_kmemleak_exit();
 	misc_deregister(&mrct_misc);
 	mrct_dev_exit();
 }
