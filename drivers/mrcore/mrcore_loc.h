@@ -7,6 +7,7 @@
 #define _MRCORE_LOC_H
 
 #include <linux/bits.h>
+#include <linux/dma-direct.h>
 #include <linux/printk.h>
 #include <linux/ratelimit.h>
 #include <linux/sizes.h>
@@ -191,6 +192,24 @@ struct mrc_mr *mrc_user_reg(struct mrc_pd *pd,
 void mrc_user_release(struct mrc_mr *mr);
 void mrc_user_segs(const struct mrc_mr *mr, struct mrc_seg_iter *it);
 struct mrc_xlt_table;
+
+/*
+ * User pages are not mapped through the DMA API but addressed directly
+ * (mrc_user_addr()): on a device with MRC_CAP_USER_DIRECT or without a
+ * DMA device.
+ */
+static inline bool mrc_user_direct(const struct mrc_device *mdev)
+{
+	return !mdev->dma_dev || (mdev->caps.flags & MRC_CAP_USER_DIRECT);
+}
+
+/* The direct DMA address of @phys on @mdev (mrc_user_direct()). */
+static inline dma_addr_t mrc_user_addr(const struct mrc_device *mdev,
+				       phys_addr_t phys)
+{
+	return mdev->dma_dev ? phys_to_dma(mdev->dma_dev, phys) : phys;
+}
+
 int mrc_user_xlt(struct mrc_device *mdev, struct mrc_umem *umem, u64 iova,
 		 u64 length, u32 access, struct mrc_xlt_table *t);
 

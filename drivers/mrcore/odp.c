@@ -7,7 +7,8 @@
  * its context carries MRC_MKEY_F_ODP, so the device reports an access to
  * a non-present entry (or a write to a read-only one) as a page fault
  * instead of failing it. The backend hands the fault to mrc_odp_fault(),
- * which resolves the pages with hmm_range_fault(), DMA-maps them and
+ * which resolves the pages with hmm_range_fault(), DMA-maps them (on a
+ * device with MRC_CAP_USER_DIRECT, takes their direct addresses) and
  * writes their entries, after which the device retries the access.
  *
  * Every MR has an mmu_interval_notifier over its user range. One pattern
@@ -146,6 +147,30 @@ static enum dma_data_direction mrc_odp_dir(unsigned long pfn)
 	return pfn & HMM_PFN_WRITE ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE;
 }
 
+/*
+ * The DMA address of @page for the device: its direct one on a device
+ * that reaches user pages directly (mrc_user_direct()), else a mapping.
+ * The page may be in other MRs too (pinned, ODP, another process's):
+ * overlapping mappings, which the DMA API is told are intended with
+ * DMA_ATTR_SKIP_CPU_SYNC, as mrc_umem_map() does; the sync it skips is
+ * done here. DMA_MAPPING_ERROR when the mapping fails.
+ */
+static dma_addr_t mrc_odp_map_page(struct mrc_odp *odp, struct page *page,
+				   enum dma_data_direction dir)
+{
+	struct device *dev = mrc_odp_dev(odp);
+	dma_addr_t dma;
+
+	if (mrc_user_direct(odp->mr->mdev))
+		return mrc_user_addr(odp->mr->mdev, page_to_phys(page));
+	dma = dma_map_page_attrs(dev, page, 0, PAGE_SIZE, dir,
+				 DMA_ATTR_SKIP_CPU_SYNC);
+	if (dma_mapping_error(dev, dma))
+		return DMA_MAPPING_ERROR;
+	dma_sync_single_for_device(dev, dma, PAGE_SIZE, dir);
+	return dma;
+}
+
 /* Unmap page @i, dirtying it if the device could write it. */
 static void mrc_odp_unmap_page(struct mrc_odp *odp, u64 i)
 {
@@ -154,11 +179,14 @@ static void mrc_odp_unmap_page(struct mrc_odp *odp, u64 i)
 	lockdep_assert_held(&odp->umem_mutex);
 
 	/* Mapped with DMA_ATTR_SKIP_CPU_SYNC (mrc_odp_map_range()). */
-	dma_sync_single_for_cpu(mrc_odp_dev(odp), *mrc_odp_dma_slot(odp, i),
-				PAGE_SIZE, mrc_odp_dir(pfn));
-	dma_unmap_page_attrs(mrc_odp_dev(odp), *mrc_odp_dma_slot(odp, i),
-			     PAGE_SIZE, mrc_odp_dir(pfn),
-			     DMA_ATTR_SKIP_CPU_SYNC);
+	if (!mrc_user_direct(odp->mr->mdev)) {
+		dma_sync_single_for_cpu(mrc_odp_dev(odp),
+					*mrc_odp_dma_slot(odp, i), PAGE_SIZE,
+					mrc_odp_dir(pfn));
+		dma_unmap_page_attrs(mrc_odp_dev(odp),
+				     *mrc_odp_dma_slot(odp, i), PAGE_SIZE,
+				     mrc_odp_dir(pfn), DMA_ATTR_SKIP_CPU_SYNC);
+	}
 	if (pfn & HMM_PFN_WRITE)
 		set_page_dirty(compound_head(hmm_pfn_to_page(pfn)));
 	*mrc_odp_pfn_slot(odp, i) = 0;
@@ -303,22 +331,12 @@ static long mrc_odp_install(struct mrc_odp *odp, u64 idx, u64 n,
 			/* Now writable (or, a bug, another page): remapped. */
 			mrc_odp_zap(odp, j, j);
 		}
-		/*
-		 * The page may be in other MRs too (pinned, ODP, another
-		 * process's): overlapping mappings, which the DMA API is
-		 * told are intended by DMA_ATTR_SKIP_CPU_SYNC, as
-		 * mrc_umem_map() does; the sync it skips is done here.
-		 */
-		dma = dma_map_page_attrs(mrc_odp_dev(odp), page, 0, PAGE_SIZE,
-					 mrc_odp_dir(pfn),
-					 DMA_ATTR_SKIP_CPU_SYNC);
-		if (dma_mapping_error(mrc_odp_dev(odp), dma)) {
+		dma = mrc_odp_map_page(odp, page, mrc_odp_dir(pfn));
+		if (dma == DMA_MAPPING_ERROR) {
 			ret = -EFAULT;
 			n = i;
 			break;
 		}
-		dma_sync_single_for_device(mrc_odp_dev(odp), dma, PAGE_SIZE,
-					   mrc_odp_dir(pfn));
 		*mrc_odp_dma_slot(odp, j) = dma;
 		*mrc_odp_pfn_slot(odp, j) = pfn;
 		mrc_odp_mapped_add(odp, 1);

@@ -3,7 +3,9 @@
  * mrcore: user memory for registration. The pages of [start, start +
  * length) of the calling process are charged to its mm's pinned_vm
  * (RLIMIT_MEMLOCK), pinned long term, gathered into a scatterlist and
- * DMA-mapped on the device's DMA device. Release undoes every step.
+ * DMA-mapped on the device's DMA device, or, on a device that reaches
+ * memory directly (MRC_CAP_USER_DIRECT), given their direct DMA
+ * addresses. Release undoes every step.
  *
  * Read-only registrations and COW: the 6.1 GUP does not make a read-only
  * long-term pin of a private mapping reliable (the shared zero page, or a
@@ -551,8 +553,9 @@ static int mrc_umem_pin(struct mrc_umem *umem)
 }
 
 /*
- * Map for the device. Without a DMA device (a backend that reaches CPU
- * memory by physical address) the DMA addresses are the physical ones.
+ * Map for the device. On a device that addresses user pages directly
+ * (mrc_user_direct(): MRC_CAP_USER_DIRECT, or no DMA device) nothing is
+ * mapped: the DMA addresses are the pages' direct ones.
  */
 static int mrc_umem_map(struct mrc_umem *umem)
 {
@@ -564,7 +567,7 @@ static int mrc_umem_map(struct mrc_umem *umem)
 	if (mrc_inject(umem->mdev, MRC_STAGE_DMA_MAP))
 		return -ENOMEM;
 
-	if (umem->mdev->dma_dev) {
+	if (!mrc_user_direct(umem->mdev)) {
 		struct device *dev = umem->mdev->dma_dev;
 		int ret;
 
@@ -583,7 +586,7 @@ static int mrc_umem_map(struct mrc_umem *umem)
 	}
 
 	for_each_sgtable_sg(sgt, sg, i) {
-		sg_dma_address(sg) = sg_phys(sg);
+		sg_dma_address(sg) = mrc_user_addr(umem->mdev, sg_phys(sg));
 		sg_dma_len(sg) = sg->length;
 	}
 	sgt->nents = sgt->orig_nents;
@@ -595,7 +598,7 @@ static void mrc_umem_unmap(struct mrc_umem *umem)
 	struct device *dev = umem->mdev->dma_dev;
 	struct sg_table *sgt = &umem->sgt_append.sgt;
 
-	if (!dev)
+	if (mrc_user_direct(umem->mdev))
 		return;
 	/* Mapped with DMA_ATTR_SKIP_CPU_SYNC: sync for the CPU by hand. */
 	dma_sync_sgtable_for_cpu(dev, sgt, DMA_BIDIRECTIONAL);

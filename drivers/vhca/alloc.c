@@ -12,19 +12,22 @@
  * pages are free. Every block is
  * zeroed and split into single pages, so each page has its own reference
  * count: the mmap entry holds one on each (vhca_mmap_pages_insert()),
- * and so does every mapping of them. Each block is DMA-mapped on vhca's
- * DMA device and the list registered as a physical MR (mrcore picks the
- * largest MTT page size the blocks and the iova allow).
+ * and so does every mapping of them. The blocks are registered as a
+ * physical MR (mrcore picks the largest MTT page size the blocks and the
+ * iova allow) at their direct DMA address, phys_to_dma(), not mapped
+ * through the DMA API: the process writes these pages while the engine
+ * reads them, so no bounce buffer may come between the two (with
+ * swiotlb=force one would), as for every user page (MRC_CAP_USER_DIRECT).
  *
  * The pages are charged to the caller's pinned_vm against
  * RLIMIT_MEMLOCK, as mrcore charges a user MR, from before the first
- * allocation until the MR is deregistered. Dereg unmaps the blocks and
- * removes the mmap entry; pages still mapped stay allocated until the
+ * allocation until the MR is deregistered. Dereg removes the mmap
+ * entry; pages still mapped stay allocated until the
  * process unmaps them, no longer reachable by the device.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/dma-mapping.h>
+#include <linux/dma-direct.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -37,9 +40,9 @@
  * struct vhca_alloc - the memory of an allocated MR
  * @mm: the process charged, grabbed
  * @npages: pages, charged to @mm's pinned_vm
- * @dma_dev: where @bufs are mapped
+ * @dma_dev: the device whose DMA addresses @bufs holds
  * @bufs: each block's DMA address and size
- * @nbufs: blocks mapped
+ * @nbufs: blocks allocated
  * @entry: the mmap entry, which owns the pages
  */
 struct vhca_alloc {
@@ -64,32 +67,18 @@ static struct page *vhca_alloc_block(unsigned int order)
 	return alloc_pages(gfp, order);
 }
 
-/* Unmap the first @n blocks of @a; their pages are @pages' owners'. */
-static void vhca_alloc_unmap(struct vhca_alloc *a, unsigned int n)
-{
-	while (n--)
-		dma_unmap_page(a->dma_dev, a->bufs[n].addr, a->bufs[n].size,
-			       DMA_BIDIRECTIONAL);
-}
-
 /*
- * Allocate and map @a->npages pages into @pages, the largest blocks
- * first. @a->bufs has room for @a->npages blocks. On failure every page
- * allocated is freed and every block unmapped.
+ * Allocate @a->npages pages into @pages, the largest blocks first, each
+ * block in @a->bufs at its DMA address. @a->bufs has room for @a->npages
+ * blocks. On failure every page allocated is freed.
  */
 static int vhca_alloc_fill(struct vhca_alloc *a, struct page **pages)
 {
-	/* No block larger than one DMA mapping may be (swiotlb's slots). */
-	size_t max_map = dma_max_mapping_size(a->dma_dev);
 	unsigned int order = MAX_ORDER - 1;
 	unsigned long done = 0, i;
 	struct page *page;
-	dma_addr_t dma;
-	size_t size;
 	int err;
 
-	if (max_map < (PAGE_SIZE << order))
-		order = max_map >= PAGE_SIZE ? ilog2(max_map >> PAGE_SHIFT) : 0;
 	while (done < a->npages) {
 		order = min_t(unsigned int, order, ilog2(a->npages - done));
 		page = vhca_alloc_block(order);
@@ -99,19 +88,12 @@ static int vhca_alloc_fill(struct vhca_alloc *a, struct page **pages)
 			err = -ENOMEM;
 			goto out_free;
 		}
-		size = PAGE_SIZE << order;
-		dma = dma_map_page(a->dma_dev, page, 0, size,
-				   DMA_BIDIRECTIONAL);
-		if (dma_mapping_error(a->dma_dev, dma)) {
-			__free_pages(page, order);
-			err = -ENOMEM;
-			goto out_free;
-		}
 		split_page(page, order);
 		for (i = 0; i < (1UL << order); i++)
 			pages[done + i] = page + i;
 		a->bufs[a->nbufs++] = (struct mrc_phys_buf) {
-			.addr = dma, .size = size,
+			.addr = phys_to_dma(a->dma_dev, page_to_phys(page)),
+			.size = PAGE_SIZE << order,
 		};
 		done += 1UL << order;
 
@@ -124,7 +106,6 @@ static int vhca_alloc_fill(struct vhca_alloc *a, struct page **pages)
 	return 0;
 
 out_free:
-	vhca_alloc_unmap(a, a->nbufs);
 	a->nbufs = 0;
 	for (i = 0; i < done; i++)
 		__free_page(pages[i]);
@@ -134,7 +115,6 @@ out_free:
 /* Give everything of @a back; the MR on it is deregistered. */
 static void vhca_alloc_free(struct vhca_alloc *a)
 {
-	vhca_alloc_unmap(a, a->nbufs);
 	if (a->entry)
 		rdma_user_mmap_entry_remove(a->entry);
 	mrc_pinned_uncharge(a->mm, a->npages);
@@ -162,7 +142,7 @@ u32 vhca_amr_blocks(const struct vhca_mr *mr)
 }
 
 /**
- * vhca_amr_register - allocate, map and register memory for a user MR
+ * vhca_amr_register - allocate and register memory for a user MR
  * @mr: a new vhca MR, without a registration yet
  * @pd: its PD
  * @ibuc: the caller's context, through which the pages are mapped
@@ -229,7 +209,6 @@ struct mrc_mr *vhca_amr_register(struct vhca_mr *mr, struct vhca_pd *pd,
 	return base_mr;
 
 out_pages:
-	vhca_alloc_unmap(a, a->nbufs);
 	for (i = 0; i < a->npages; i++)
 		__free_page(pages[i]);
 out_arrays:

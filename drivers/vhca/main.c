@@ -43,6 +43,18 @@ module_param(xlt_mb, uint, 0444);
 MODULE_PARM_DESC(xlt_mb,
 		 "translation area per device in MiB, in [1, 4096] (default 64)");
 
+/*
+ * Read at each `rdma link add`: a device created while it is set maps
+ * user pages through the DMA API, as a hardware device's driver has
+ * mrcore do, so the tests reach mrcore's mapping paths (pinned and ODP).
+ * The engine then copies at those mappings: with swiotlb=force it sees
+ * bounce buffers the process does not.
+ */
+static bool user_dma_map;
+module_param(user_dma_map, bool, 0644);
+MODULE_PARM_DESC(user_dma_map,
+		 "devices created while set DMA-map user pages instead of addressing them directly (default N)");
+
 static struct dentry *vhca_debugfs_root;
 
 /* Protects vhca_dev_list and vhca_dead_list. */
@@ -277,6 +289,8 @@ static int vhca_newlink(const char *ibdev_name, struct net_device *ndev)
 			      (u64)xlt_mb << 20);
 	if (!vdev)
 		return -ENOMEM;
+	if (READ_ONCE(user_dma_map))
+		vdev->mdev.caps.flags &= ~MRC_CAP_USER_DIRECT;
 
 	err = vhca_dev_list_add(vdev);
 	if (err)

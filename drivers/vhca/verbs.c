@@ -416,9 +416,14 @@ struct vhca_dev *vhca_dev_alloc(const char *name, struct net_device *ndev,
 	vdev->mdev.caps.max_pds = 1U << 16;
 	vdev->mdev.caps.xlt_size = xlt_size;
 	vdev->mdev.caps.page_size_bitmap = SZ_4K | SZ_2M | SZ_1G;
-	/* Device memory starts zeroed (vhca_devmem_init()). */
+	/*
+	 * Device memory starts zeroed (vhca_devmem_init()). The engine
+	 * copies with the CPU at the DMA addresses' direct physical pages
+	 * (dma_to_phys()), so user pages need no mapping: with one, swiotlb
+	 * would give the engine a bounce buffer the process never sees.
+	 */
 	vdev->mdev.caps.flags = MRC_CAP_KLM | MRC_CAP_ODP | MRC_CAP_XLT_ZEROED |
-				MRC_CAP_KSM;
+				MRC_CAP_KSM | MRC_CAP_USER_DIRECT;
 	vdev->mdev.caps.max_counters = VHCA_MAX_COUNTERS;
 	return vdev;
 }

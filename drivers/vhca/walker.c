@@ -38,9 +38,11 @@
  *     names the outermost ODP key of the walk: an implicit ODP parent's,
  *     never its child's;
  *  8. bytes: each DMA address becomes a physical address with
- *     dma_to_phys(), as vhca's DMA is dma-direct (with swiotlb, the bytes
- *     are the bounce buffer's, as for any device); a page frame without
- *     a struct page gives -EFAULT.
+ *     dma_to_phys(), as vhca's DMA is dma-direct (with swiotlb, a kernel
+ *     caller's mapping gives the bounce buffer's bytes, as for any
+ *     device; user pages are registered at their direct addresses,
+ *     MRC_CAP_USER_DIRECT, so the engine reaches the process's own
+ *     pages); a page frame without a struct page gives -EFAULT.
  *
  * Nesting: a KLM entry names a key, and that key is walked one level
  * deeper with rules 1 (its own VALID context, exact variant: -ENOKEY), 4

@@ -76,6 +76,19 @@ enum mrc_cap_flags {
 	MRC_CAP_XLT_ZEROED	= 1 << 2,
 	/* KSM access mode; with MRC_CAP_ODP, implicit ODP MRs */
 	MRC_CAP_KSM		= 1 << 3,
+	/*
+	 * The device reaches memory at its direct DMA address,
+	 * phys_to_dma(@dma_dev, phys), seeing what the CPU sees: a software
+	 * engine that moves bytes with the CPU. mrcore then maps user pages
+	 * (pinned and ODP) through the DMA API neither at registration nor
+	 * at a fault, and their entries hold those direct addresses: a
+	 * mapping would only let bounce buffers (swiotlb) come between the
+	 * engine and the pages the process uses, and no sync at
+	 * registration time can keep the two in step while the MR lives.
+	 * Memory a kernel caller maps itself (FRWR pages, physical MRs,
+	 * dma-buf attachments) keeps its DMA addresses.
+	 */
+	MRC_CAP_USER_DIRECT	= 1 << 4,
 };
 
 /**
@@ -352,7 +365,9 @@ struct mrc_dmabuf_dev_stats {
  * @name: for messages; owned by the backend
  * @ops: the backend's ops table
  * @caps: the device's capabilities, filled by the backend before register
- * @dma_dev: the struct device DMA mappings are made on (may be NULL)
+ * @dma_dev: the struct device DMA mappings are made on; NULL for a device
+ *	that reaches memory by physical address (user pages then are, as
+ *	with MRC_CAP_USER_DIRECT)
  * @priv: backend's pointer
  * @mkeys: index -> owner (NULL owners are stored as reserved entries);
  *	index 0 is never used. Its xa_lock protects the array, @mkey_next

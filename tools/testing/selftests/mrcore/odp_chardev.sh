@@ -18,8 +18,11 @@
 # that exited or were killed with ODP MRs live included), and the
 # device-wide ODP counters of mrcore and of vhca's fault queue are
 # printed as comments, and must be what port 1's hardware counters show
-# (sysfs hw_counters and `rdma statistic`). vhca only. Exits 4, after a "not ok" line, when a
-# prerequisite is missing; 1 when a test failed.
+# (sysfs hw_counters and `rdma statistic`). Then the cases run again as
+# odp-mapped on vhca1, made with vhca's user_dma_map set, whose user pages
+# are DMA-mapped (mrcore's mapping paths; not under swiotlb=force). vhca
+# only. Exits 4, after a "not ok" line, when a prerequisite is missing; 1
+# when a test failed.
 . ./lib.sh
 . ./chardev_lib.sh
 
@@ -27,7 +30,11 @@ DEV=vhca0
 NETDEV=odpd0
 GID_V4=0000:0000:0000:0000:0000:ffff:c0a8:6501	# ::ffff:192.168.101.1
 
-chardev_setup odp odp_tests $DEV $NETDEV
+# A second device that DMA-maps user pages (below).
+MDEV=vhca1
+MNETDEV=odpd1
+
+chardev_setup odp odp_tests "$DEV $MDEV" "$NETDEV $MNETDEV"
 chardev_vhca $DEV $NETDEV 192.168.101.1/24 $GID_V4
 
 rc=0
@@ -80,6 +87,32 @@ for f in /sys/kernel/debug/mrcore/$DEV/odp /sys/kernel/debug/vhca/$DEV/odp; do
 	[ -r "$f" ] &&
 		echo "# odp: $f: $(awk '$2 != 0 {printf "%s %s ", $1, $2}' "$f")"
 done
+
+# The cases again on a device made while vhca's user_dma_map is set: user
+# pages are DMA-mapped, as a hardware device's driver has mrcore do
+# (ODP's pages and the fixture's pinned MR mapped with
+# DMA_ATTR_SKIP_CPU_SYNC and synced by hand), the paths vhca0 does not
+# take (it addresses user pages directly, MRC_CAP_USER_DIRECT). Not under
+# swiotlb=force: there a mapping puts a bounce buffer between the engine
+# and the process's pages, which is why vhca does not map them.
+MPARAM=/sys/module/vhca/parameters/user_dma_map
+if grep -qw swiotlb=force /proc/cmdline; then
+	t_ok "odp-mapped: cases on a device that DMA-maps user pages # SKIP swiotlb=force bounces every mapping"
+else
+	echo Y > $MPARAM
+	dummy_up $MNETDEV 192.168.102.1/24 &&
+		rdma link add $MDEV type vhca netdev $MNETDEV
+	made=$?
+	echo N > $MPARAM
+	[ $made -eq 0 ] ||
+		chardev_missing "$MDEV" "rdma link add $MDEV type vhca netdev $MNETDEV failed"
+	chardev_baseline $MDEV mkeys pds
+	MRCT_DEVICE=$MDEV ./odp_tests 2>&1 | tap_to_lines odp-mapped odp_tests || rc=1
+	t_eval "odp-mapped: no key or PD left on $MDEV" \
+		'chardev_unchanged $MDEV mkeys pds'
+	t_check "odp-mapped: rdma link del $MDEV" rdma link del $MDEV
+	ip link del $MNETDEV
+fi
 
 chardev_teardown $DEV $NETDEV
 exit $rc

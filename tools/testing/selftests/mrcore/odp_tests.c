@@ -1788,6 +1788,9 @@ static long long odp_dma_debug_errors(void)
  * DMA_ATTR_SKIP_CPU_SYNC); the fuzzer found ODP's map did that. Bytes
  * written through one ODP MR are read back through the other and seen
  * by the CPU; DMA-API debug's error count (debug kernel) does not move.
+ * The mappings are made on a device that DMA-maps user pages
+ * (odp_chardev.sh's second pass, vhca's user_dma_map); vhca0 addresses
+ * them directly and maps nothing.
  */
 ODP_TEST(overlapping_mrs)
 {
