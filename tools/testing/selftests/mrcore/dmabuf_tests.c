@@ -1035,6 +1035,15 @@ TEST_F(dmabuf, udmabuf)
 
 	if (self->fd < 0)
 		return;
+	/*
+	 * udmabuf maps the memfd's pages for its importer with the DMA API
+	 * and, in 6.1, syncs that mapping with nothing while it stays
+	 * mapped: under swiotlb=force the device works on bounce slots the
+	 * memfd never sees (mrcore_test's exporter syncs them around CPU
+	 * access, so its cases still run).
+	 */
+	if (mt_swiotlb_forced())
+		SKIP(return, "swiotlb=force: 6.1's udmabuf never syncs an importer's bounced mapping");
 	ufd = open("/dev/udmabuf", O_RDWR);
 	if (ufd < 0)
 		SKIP(return, "no /dev/udmabuf (CONFIG_UDMABUF): %s",

@@ -243,6 +243,24 @@ static inline int mt_read_file(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * The kernel was booted with swiotlb=force (scripts/vmtest.sh --swiotlb):
+ * every streaming DMA mapping bounces, so a case whose premise a bounce
+ * slot breaks (an alignment, a size, an exporter that never syncs) knows
+ * it before it checks anything.
+ */
+static inline bool mt_swiotlb_forced(void)
+{
+	char cmdline[4096], *p;
+
+	if (mt_read_file("/proc/cmdline", cmdline, sizeof(cmdline)))
+		return false;
+	for (p = strtok(cmdline, " \n"); p; p = strtok(NULL, " \n"))
+		if (!strcmp(p, "swiotlb=force"))
+			return true;
+	return false;
+}
+
 /* Write @s to @path: 0 or -errno (-EIO for a short write). */
 static inline int mt_write_file(const char *path, const char *s)
 {
