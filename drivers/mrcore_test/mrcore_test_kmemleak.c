@@ -14,6 +14,7 @@
  * plants several and asks for at least one. Root only (debugfs).
  */
 #include <linux/debugfs.h>
+#include <linux/compiler.h>
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -34,6 +35,8 @@ static noinline int mrct_plant_one(void)
 
 	if (!p)
 		return -ENOMEM;
+	/* Else the stores, to memory nothing reads, may be left out. */
+	OPTIMIZER_HIDE_VAR(p);
 	memset(p, 0, MRCT_PLANT_SIZE);
 	memcpy(p, MRCT_PLANT_MARK, sizeof(MRCT_PLANT_MARK));
 	return 0;

@@ -57,8 +57,8 @@ unreferenced object 0xffff888104c3a000 (size 64):
 unreferenced object 0xffff888104c3a400 (size 128):
   comm "rdma", pid 81, jiffies 4294892300 (age 11.100s)
   backtrace:
-    [<ffffffff8134a4b5>] kmalloc_trace+0x25/0x90
-    [<ffffffffc0a01234>] 0xffffffffc0a01234
+    [<(____ptrval____)>] kmalloc_trace+0x25/0x90
+    [<(____ptrval____)>] 0xffffffffc0a01234
 unreferenced object 0xffff888104c3a800 (size 32):
   comm "swapper/0", pid 1, jiffies 4294892200 (age 12.000s)
   backtrace:

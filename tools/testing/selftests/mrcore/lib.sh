@@ -166,7 +166,9 @@ kmemleak_classify() {
 	FNR == NR { base[NR] = lo32($3); size[NR] = $2; n = NR; next }
 	/^unreferenced object/ { flush() }
 	{ rec = rec $0 "\n" }
-	/\[<[0-9a-f]+>\]/ {
+	# A frame: "[<ADDRESS>] SYMBOL+OFF/SIZE" or "[<ADDRESS>] 0xADDRESS";
+	# 6.1 prints ADDRESS as (____ptrval____) (%p, hashed) on this kernel.
+	/^ +\[<[^>]*>\] / {
 		if ($0 ~ /\[(vhca|mrcore_test|mrcore)\]/ ||
 		    $0 ~ / (mrc|mrct|vhca)_[a-z0-9_]*\+0x/)
 			mine = 1
