@@ -6,7 +6,10 @@
 # "scripts/vmtest.sh --swiotlb --ulp": 6.1's nvmet-rdma fills data buffers
 # after rdma_rw mapped them DMA_TO_DEVICE and never syncs, so under
 # swiotlb the device reads stale bounce buffers; see
-# Documentation/mrcore/datapath.rst.)
+# Documentation/mrcore/datapath.rst. The rest of the test mode under
+# swiotlb=force, about 24 minutes on the debug kernel, is
+# "scripts/vmtest.sh --kernel=debug --swiotlb": Documentation/mrcore/
+# hardening.rst, "Bounce buffers".)
 # Every stage runs even when an earlier one failed. The output ends with
 # the time each tier took, then the results per stage, then one line
 # "N passed, N failed" over all of them.

@@ -33,6 +33,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
@@ -155,18 +156,29 @@ static void mrct_dmabuf_unpin(struct dma_buf_attachment *attach)
 	mutex_unlock(&buf->lock);
 }
 
-/* Map @buf's pages for @dev into @buf->map. */
+/*
+ * Map @buf's pages for @dev into @buf->map. Contiguous pages merge into
+ * one segment, never larger than one mapping may be (under swiotlb=force
+ * 256 KiB: a larger segment fails to map when the pages happen to be
+ * contiguous enough).
+ */
 static int mrct_dmabuf_map_pages(struct mrct_dmabuf *buf, struct device *dev)
 {
+	size_t max_map = dma_max_mapping_size(dev);
+	unsigned int max_seg;
 	struct sg_table *map;
 	int err;
 
 	lockdep_assert_held(&buf->lock);
+	max_seg = min_t(size_t, max_map, SZ_1G) & PAGE_MASK;
+	if (!max_seg)
+		return -EINVAL;
 	map = kzalloc(sizeof(*map), GFP_KERNEL);
 	if (!map)
 		return -ENOMEM;
-	err = sg_alloc_table_from_pages(map, buf->pages, buf->npages, 0,
-					buf->npages << PAGE_SHIFT, GFP_KERNEL);
+	err = sg_alloc_table_from_pages_segment(map, buf->pages, buf->npages,
+						0, buf->npages << PAGE_SHIFT,
+						max_seg, GFP_KERNEL);
 	if (err)
 		goto out_free;
 	err = dma_map_sgtable(dev, map, DMA_BIDIRECTIONAL, 0);

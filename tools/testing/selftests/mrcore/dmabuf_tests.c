@@ -1043,7 +1043,7 @@ TEST_F(dmabuf, udmabuf)
 	 * access, so its cases still run).
 	 */
 	if (mt_swiotlb_forced())
-		SKIP(return, "swiotlb=force: 6.1's udmabuf never syncs an importer's bounced mapping");
+		SKIP(return, "swiotlb=force: 6.1's udmabuf never syncs a bounced import");
 	ufd = open("/dev/udmabuf", O_RDWR);
 	if (ufd < 0)
 		SKIP(return, "no /dev/udmabuf (CONFIG_UDMABUF): %s",

@@ -682,7 +682,7 @@ FR_TEST(page_size_2m)
 	if (!(self->fm.page_size_cap & SZ_2M))
 		SKIP(return, "%s has no 2 MiB pages", mt_devname());
 	if (mt_swiotlb_forced())
-		SKIP(return, "swiotlb=force: one DMA mapping is at most 256 KiB, a 2 MiB chunk cannot be mapped");
+		SKIP(return, "swiotlb=force: no 2 MiB mapping (256 KiB at most)");
 	err = fr_alloc(self->fd, 0, 2, 2, 21, &a);
 	if (err == -ENOMEM)
 		SKIP(return, "no free 2 MiB blocks");
@@ -716,7 +716,7 @@ FR_TEST(page_size_64k)
 
 	/* The case's premise: each 64 KiB chunk's DMA address is 64 KiB aligned. */
 	if (mt_swiotlb_forced())
-		SKIP(return, "swiotlb=force: bounce slots are page aligned only, 64 KiB chunks do not map as 64 KiB pages");
+		SKIP(return, "swiotlb=force: bounce slots are not 64 KiB aligned");
 	ASSERT_EQ(0, fr_alloc(self->fd, 0, 4, 4, 16, &a));
 	r.handle = a.handle;
 	r.pair = self->pair.handle;

@@ -251,12 +251,15 @@ static inline int mt_read_file(const char *path, char *buf, size_t len)
  */
 static inline bool mt_swiotlb_forced(void)
 {
+	const char *word = "swiotlb=force";
 	char cmdline[4096], *p;
+	size_t n = strlen(word);
 
 	if (mt_read_file("/proc/cmdline", cmdline, sizeof(cmdline)))
 		return false;
-	for (p = strtok(cmdline, " \n"); p; p = strtok(NULL, " \n"))
-		if (!strcmp(p, "swiotlb=force"))
+	for (p = strstr(cmdline, word); p; p = strstr(p + 1, word))
+		if ((p == cmdline || p[-1] == ' ') &&
+		    (!p[n] || p[n] == ' ' || p[n] == '\n'))
 			return true;
 	return false;
 }

@@ -1886,7 +1886,7 @@ TEST_F_TIMEOUT(dmabuf, reg, T_S)
 	if (!dbuf_have(DB_UDMABUF))
 		SKIP(return, "no /dev/udmabuf (CONFIG_UDMABUF)");
 	if (mt_swiotlb_forced())
-		SKIP(return, "swiotlb=force: 6.1's udmabuf never syncs an importer's bounced mapping");
+		SKIP(return, "swiotlb=force: 6.1's udmabuf never syncs a bounced import");
 	dmabuf_case(_metadata, &self->r, DB_UDMABUF);
 }
 
