@@ -66,11 +66,12 @@ if [ -n "$swiotlb" ]; then
 	# swiotlb the device reads a stale bounce buffer, on any DMA-mapping
 	# device (Documentation/mrcore/datapath.rst, "swiotlb=force"). rxe
 	# maps nothing, so nvmeof_rxe.sh would pass without saying anything
-	# of bounce buffers. And iser_vhca.sh: 6.1's ib_isert writes a
-	# response's data length into its header after mapping the header
-	# DMA_TO_DEVICE and never syncs it (the initiator logs "wrong
-	# datalen 0 (hdr)" and login fails); iser_rxe.sh runs. Every other
-	# script runs.
+	# of bounce buffers. And iser_vhca.sh: under swiotlb the initiator
+	# reads iSCSI headers whose data length is 0 ("wrong datalen 0
+	# (hdr)") and the session never forms, while DMA-API debug reports
+	# 6.1's ib_isert syncing a send descriptor it has not mapped
+	# (Documentation/mrcore/hardening.rst, "Bounce buffers"); iser_rxe.sh
+	# runs. Every other script runs.
 	if [ "$mode" = test ]; then
 		MRCORE_VM_EXCLUDE="${MRCORE_VM_EXCLUDE:-} nvmeof_rxe.sh
 			nvmeof_vhca.sh nvmeof_frwr_vhca.sh nvmeof_exhaust_vhca.sh
