@@ -178,7 +178,7 @@ static void mrc_odp_unmap_page(struct mrc_odp *odp, u64 i)
 
 	lockdep_assert_held(&odp->umem_mutex);
 
-	/* Mapped with DMA_ATTR_SKIP_CPU_SYNC (mrc_odp_map_range()). */
+	/* Mapped with DMA_ATTR_SKIP_CPU_SYNC (mrc_odp_map_page()). */
 	if (!mrc_user_direct(odp->mr->mdev)) {
 		dma_sync_single_for_cpu(mrc_odp_dev(odp),
 					*mrc_odp_dma_slot(odp, i), PAGE_SIZE,
