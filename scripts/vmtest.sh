@@ -16,7 +16,7 @@
 # BENCH_PARTS, the parts of --bench to run (of "mr fmr nvmeof perftest",
 # default all), passed as mrcore.bench=;
 # MRCORE_VM_EXCLUDE, scripts the test mode does not run (mrcore.exclude=);
-# MRCORE_KMEMLEAK=1, kmemleak on in the debug kernel outside --fuzz too;
+# MRCORE_KMEMLEAK=0, kmemleak off in the debug kernel (on by default);
 # for --fuzz, FUZZ_SECONDS, FUZZ_EXECS, FUZZ_SEED, FUZZ_THREADS (fuzz.sh),
 # passed as mrcore.fuzz=, and FUZZ_OUT, the host directory the guest writes
 # the run's files to (default: a new one under $MRCORE_CACHE/fuzz).
@@ -108,11 +108,10 @@ debug)
 	# again here. (vhca's run whenever vhca.ko loads: make kunit reports
 	# them, with vhca_kunit.sh.)
 	extra_args="$extra_args kunit.filter_glob=mrcore-vm-none"
-	# kmemleak tracks every allocation; no whole tier has yet passed
-	# with it on, so make check boots with it off. It is on for make
-	# fuzz (the fuzzer, then leaks.sh) and with MRCORE_KMEMLEAK=1;
-	# leaks.sh skips when it is off.
-	if [ "$mode" != fuzz ] && [ -z "${MRCORE_KMEMLEAK:-}" ]; then
+	# kmemleak tracks every allocation, so that leaks.sh, the tier's
+	# last script, can scan for anything of ours left behind.
+	# MRCORE_KMEMLEAK=0 boots with it off (leaks.sh then skips).
+	if [ "${MRCORE_KMEMLEAK:-1}" = 0 ]; then
 		extra_args="$extra_args kmemleak=off"
 	fi
 	;;
