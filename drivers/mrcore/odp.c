@@ -171,6 +171,18 @@ static dma_addr_t mrc_odp_map_page(struct mrc_odp *odp, struct page *page,
 	return dma;
 }
 
+/* Undo mrc_odp_map_page(): the CPU sync, then the unmap. */
+static void mrc_odp_unmap_dma(struct mrc_odp *odp, dma_addr_t dma,
+			      enum dma_data_direction dir)
+{
+	struct device *dev = mrc_odp_dev(odp);
+
+	if (mrc_user_direct(odp->mr->mdev))
+		return;
+	dma_sync_single_for_cpu(dev, dma, PAGE_SIZE, dir);
+	dma_unmap_page_attrs(dev, dma, PAGE_SIZE, dir, DMA_ATTR_SKIP_CPU_SYNC);
+}
+
 /* Unmap page @i, dirtying it if the device could write it. */
 static void mrc_odp_unmap_page(struct mrc_odp *odp, u64 i)
 {
@@ -178,15 +190,7 @@ static void mrc_odp_unmap_page(struct mrc_odp *odp, u64 i)
 
 	lockdep_assert_held(&odp->umem_mutex);
 
-	/* Mapped with DMA_ATTR_SKIP_CPU_SYNC (mrc_odp_map_page()). */
-	if (!mrc_user_direct(odp->mr->mdev)) {
-		dma_sync_single_for_cpu(mrc_odp_dev(odp),
-					*mrc_odp_dma_slot(odp, i), PAGE_SIZE,
-					mrc_odp_dir(pfn));
-		dma_unmap_page_attrs(mrc_odp_dev(odp),
-				     *mrc_odp_dma_slot(odp, i), PAGE_SIZE,
-				     mrc_odp_dir(pfn), DMA_ATTR_SKIP_CPU_SYNC);
-	}
+	mrc_odp_unmap_dma(odp, *mrc_odp_dma_slot(odp, i), mrc_odp_dir(pfn));
 	if (pfn & HMM_PFN_WRITE)
 		set_page_dirty(compound_head(hmm_pfn_to_page(pfn)));
 	*mrc_odp_pfn_slot(odp, i) = 0;
