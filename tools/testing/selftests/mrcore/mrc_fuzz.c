@@ -69,7 +69,9 @@
  * writes a new pattern and the device must read it back through the MR
  * (a pin that lost its page, after a fork say, shows there). A canary that
  * changed, or a fork child that crashed, fails the run: exit status 1, a
- * reproducer line in DIR/repro.THREAD.EXEC. At the end one line:
+ * reproducer line in DIR/repro.THREAD.EXEC. At the end, where the time
+ * went (each family's share of the time spent in execs, and the six
+ * operations that took the most), then one line:
  *
  *	fuzz: execs N, execs/s X, new-coverage inputs K, PCs P, errors-by-errno ...
  *
@@ -88,6 +90,7 @@
  * executed but not counted as coverage.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -161,6 +164,8 @@ enum {
 	FZ_F_CDEV, FZ_F_UVERBS, FZ_F_METHODS, FZ_F_RINGS, FZ_F_MEMORY, FZ_F_NETLINK,
 	FZ_NFAM
 };
+
+#define FZ_MAX_OPS	48	/* operations in one family's table, at most */
 
 /* --- state ----------------------------------------------------------- */
 
@@ -458,6 +463,9 @@ static struct {
 	int failed;
 	uint64_t errnos[FZ_MAX_ERRNO + 1];	/* [0]: success */
 	uint64_t err_other;
+	/* where the time goes: execs and nanoseconds of each operation */
+	uint64_t op_n[FZ_NFAM][FZ_MAX_OPS];
+	uint64_t op_ns[FZ_NFAM][FZ_MAX_OPS];
 	struct fz_ring *ring;
 	/* the arena: slots that the memory family unmaps, protects, ... */
 	uint8_t *arena;
@@ -5893,6 +5901,13 @@ static const struct fz_family fz_families[FZ_NFAM] = {
 	[FZ_F_NETLINK] = { "netlink", 'f', fz_nl_ops, ARRAY_SIZE(fz_nl_ops), 6 },
 };
 
+static_assert(ARRAY_SIZE(fz_cd_ops) <= FZ_MAX_OPS, "FZ_MAX_OPS");
+static_assert(ARRAY_SIZE(fz_uv_ops) <= FZ_MAX_OPS, "FZ_MAX_OPS");
+static_assert(ARRAY_SIZE(fz_mt_ops) <= FZ_MAX_OPS, "FZ_MAX_OPS");
+static_assert(ARRAY_SIZE(fz_rg_ops) <= FZ_MAX_OPS, "FZ_MAX_OPS");
+static_assert(ARRAY_SIZE(fz_mm_ops) <= FZ_MAX_OPS, "FZ_MAX_OPS");
+static_assert(ARRAY_SIZE(fz_nl_ops) <= FZ_MAX_OPS, "FZ_MAX_OPS");
+
 /* --- the canary ------------------------------------------------------ */
 
 static uint64_t fz_canary_seed(const struct fz_thread *t)
@@ -5979,6 +5994,7 @@ static void fz_run_exec(struct fz_thread *t, const struct fz_input *in)
 {
 	const struct fz_family *fam;
 	unsigned int f, op;
+	uint64_t start;
 	char line[256];
 
 	t->r = (struct fz_rng){
@@ -5995,11 +6011,14 @@ static void fz_run_exec(struct fz_thread *t, const struct fz_input *in)
 		fz_log("fuzz: %s\n", line);
 	}
 	fz_kcov_reset(t);
+	start = fz_now_ns();
 	/* A context the fuzz closed and could not open again: try again. */
 	if (f != FZ_F_CDEV && f != FZ_F_NETLINK && !t->uv.ctx)
 		fz_res(uv_open(t));
 	else
 		fam->ops[op].fn(t);
+	__atomic_fetch_add(&g.op_n[f][op], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g.op_ns[f][op], fz_now_ns() - start, __ATOMIC_RELAXED);
 	if (fz_kcov_collect(t) && !opt.replay) {
 		t->new_inputs++;
 		fz_corpus_add(in, f, op);
@@ -6185,6 +6204,52 @@ static int fz_errno_cmp(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/*
+ * Where the time went: each family's share of the time the threads spent
+ * in execs, and the costliest operations, "family/op execs mean-ms share".
+ */
+static void fz_time_summary(void)
+{
+	uint64_t fam_ns[FZ_NFAM] = { 0 }, total = 0, best_ns;
+	unsigned int f, op, k, best_f, best_op;
+	bool used[FZ_NFAM][FZ_MAX_OPS] = { { false } };
+	char buf[1024];
+	size_t n = 0;
+
+	for (f = 0; f < FZ_NFAM; f++) {
+		for (op = 0; op < fz_families[f].nops; op++)
+			fam_ns[f] += g.op_ns[f][op];
+		total += fam_ns[f];
+	}
+	if (!total)
+		return;
+	for (f = 0; f < FZ_NFAM; f++)
+		n += snprintf(buf + n, sizeof(buf) - n, " %s %.1f%%",
+			      fz_families[f].name, 100.0 * fam_ns[f] / total);
+	fz_log("fuzz: time in execs by family:%s\n", buf);
+	n = 0;
+	for (k = 0; k < 6; k++) {
+		best_ns = 0;
+		for (f = 0; f < FZ_NFAM; f++)
+			for (op = 0; op < fz_families[f].nops; op++)
+				if (!used[f][op] && g.op_ns[f][op] > best_ns) {
+					best_ns = g.op_ns[f][op];
+					best_f = f;
+					best_op = op;
+				}
+		if (!best_ns)
+			break;
+		used[best_f][best_op] = true;
+		n += snprintf(buf + n, sizeof(buf) - n, "%s %s/%s %llu %.2f %.1f%%",
+			      k ? "," : "", fz_families[best_f].name,
+			      fz_families[best_f].ops[best_op].name,
+			      (unsigned long long)g.op_n[best_f][best_op],
+			      best_ns / 1e6 / g.op_n[best_f][best_op],
+			      100.0 * best_ns / total);
+	}
+	fz_log("fuzz: costliest operations (execs, mean ms, share): %s\n", buf);
+}
+
 /* The one line of the end. */
 static void fz_summary(double secs)
 {
@@ -6211,6 +6276,7 @@ static void fz_summary(double secs)
 	if (g.err_other)
 		snprintf(buf + n, sizeof(buf) - n, " other=%llu",
 			 (unsigned long long)g.err_other);
+	fz_time_summary();
 	fz_log("fuzz: execs %llu, execs/s %.1f, new-coverage inputs %llu, PCs %llu, %s%s\n",
 	       (unsigned long long)g.done, secs > 0 ? g.done / secs : 0.0,
 	       (unsigned long long)inputs, (unsigned long long)g.npcs, "errors-by-errno",
