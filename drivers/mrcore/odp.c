@@ -887,10 +887,14 @@ struct mrc_mr *mrc_odp_reg(struct mrc_pd *pd, const struct mrc_reg_attr *attr)
  * mrc_odp_release - tear down the ODP state of an MR being deregistered
  * @mr: an ODP MR whose key the device no longer resolves
  *
- * The notifier is removed first (waiting for a callback in progress), so
- * nothing else touches the pages; then every mapped page is unmapped and
- * dirtied where the device could write it. An implicit parent's children
- * are deregistered instead (each the same way).
+ * Every mapped page is unmapped and dirtied where the device could write
+ * it, under @umem_mutex while the notifier is still in place: no page is
+ * pinned, so only the notifier keeps a page in the table from being freed
+ * (an invalidation waits for the mutex before the page can go). Then the
+ * notifier is removed (waiting for a callback in progress, which finds
+ * nothing mapped). No fault can map again: the key no longer resolves and
+ * no fault holds the MR. An implicit parent's children are deregistered
+ * instead (each the same way).
  *
  * Context: process context; may sleep.
  */
@@ -903,7 +907,6 @@ void mrc_odp_release(struct mrc_mr *mr)
 		mrc_odp_release_implicit(odp);
 		goto out_free;
 	}
-	mmu_interval_notifier_remove(&odp->notifier);
 	mutex_lock(&odp->umem_mutex);
 	for (i = 0; i < odp->npages; i++) {
 		if (!mrc_odp_chunk(odp, i))
@@ -912,6 +915,7 @@ void mrc_odp_release(struct mrc_mr *mr)
 			mrc_odp_unmap_page(odp, i);
 	}
 	mutex_unlock(&odp->umem_mutex);
+	mmu_interval_notifier_remove(&odp->notifier);
 out_free:
 	mr->odp = NULL;
 	mrc_odp_free(odp);
