@@ -6240,8 +6240,8 @@ static void fz_time_summary(void)
 		if (!best_ns)
 			break;
 		used[best_f][best_op] = true;
-		n += snprintf(buf + n, sizeof(buf) - n, "%s %s/%s %llu %.2f %.1f%%",
-			      k ? "," : "", fz_families[best_f].name,
+		n += snprintf(buf + n, sizeof(buf) - n, "%s%s/%s %llu %.2f %.1f%%",
+			      k ? ", " : "", fz_families[best_f].name,
 			      fz_families[best_f].ops[best_op].name,
 			      (unsigned long long)g.op_n[best_f][best_op],
 			      best_ns / 1e6 / g.op_n[best_f][best_op],
