@@ -619,14 +619,14 @@ static double db_now(void)
  * Moves during a stream of device accesses: a thread moves the buffer
  * (every two milliseconds or so, at most once a round) while the device
  * writes a new pattern into a different part of the MR and reads the MR
- * back, 200 times and on until a round has started after DB_MIN_MOVES of the mover's
- * attempts, so what is asserted of the moves rests on moves made, not on
- * how many fit into the rounds' time; a mover that makes no attempt for
- * DB_MOVE_WAIT_S fails the case. Every transfer succeeds and every byte
- * is right. Movable: the MR saw every move (its moves counter is the
- * exporter's), and remapped at least once (that last round's accesses
- * came after a move) and at most once per move. Pinned: every move is
- * refused.
+ * back, 200 times and on until a round has started after DB_MIN_MOVES of
+ * the mover's attempts, so what is asserted of the moves rests on moves
+ * made, not on how many fit into the rounds' time; a mover that makes no
+ * attempt for DB_MOVE_WAIT_S fails the case. Every transfer succeeds and
+ * every byte is right. Movable: the MR saw every move (its moves counter
+ * is the exporter's), and remapped at least once (that last round's
+ * accesses came after a move) and at most once per move. Pinned: every
+ * move is refused.
  */
 TEST_F_TIMEOUT(dmabuf, moves_during_traffic, 300)
 {
