@@ -6204,48 +6204,52 @@ static int fz_errno_cmp(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* Operations (family * FZ_MAX_OPS + op) by time spent, most first. */
+static int fz_op_time_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	uint64_t tx = g.op_ns[x / FZ_MAX_OPS][x % FZ_MAX_OPS];
+	uint64_t ty = g.op_ns[y / FZ_MAX_OPS][y % FZ_MAX_OPS];
+
+	return tx < ty ? 1 : tx > ty ? -1 : 0;
+}
+
 /*
  * Where the time went: each family's share of the time the threads spent
  * in execs, and the costliest operations, "family/op execs mean-ms share".
  */
 static void fz_time_summary(void)
 {
-	uint64_t fam_ns[FZ_NFAM] = { 0 }, total = 0, best_ns;
-	unsigned int f, op, k, best_f, best_op;
-	bool used[FZ_NFAM][FZ_MAX_OPS] = { { false } };
+	int order[FZ_NFAM * FZ_MAX_OPS], i, f, op;
+	uint64_t fam_ns[FZ_NFAM] = { 0 }, total = 0;
 	char buf[1024];
 	size_t n = 0;
 
-	for (f = 0; f < FZ_NFAM; f++) {
-		for (op = 0; op < fz_families[f].nops; op++)
-			fam_ns[f] += g.op_ns[f][op];
-		total += fam_ns[f];
+	for (i = 0; i < FZ_NFAM * FZ_MAX_OPS; i++) {
+		order[i] = i;
+		fam_ns[i / FZ_MAX_OPS] += g.op_ns[i / FZ_MAX_OPS][i % FZ_MAX_OPS];
 	}
+	for (f = 0; f < FZ_NFAM; f++)
+		total += fam_ns[f];
 	if (!total)
 		return;
 	for (f = 0; f < FZ_NFAM; f++)
 		n += snprintf(buf + n, sizeof(buf) - n, " %s %.1f%%",
 			      fz_families[f].name, 100.0 * fam_ns[f] / total);
 	fz_log("fuzz: time in execs by family:%s\n", buf);
+	qsort(order, FZ_NFAM * FZ_MAX_OPS, sizeof(order[0]), fz_op_time_cmp);
 	n = 0;
-	for (k = 0; k < 6; k++) {
-		best_ns = 0;
-		for (f = 0; f < FZ_NFAM; f++)
-			for (op = 0; op < fz_families[f].nops; op++)
-				if (!used[f][op] && g.op_ns[f][op] > best_ns) {
-					best_ns = g.op_ns[f][op];
-					best_f = f;
-					best_op = op;
-				}
-		if (!best_ns)
+	for (i = 0; i < 6; i++) {
+		f = order[i] / FZ_MAX_OPS;
+		op = order[i] % FZ_MAX_OPS;
+		if (!g.op_ns[f][op])
 			break;
-		used[best_f][best_op] = true;
 		n += snprintf(buf + n, sizeof(buf) - n, "%s%s/%s %llu %.2f %.1f%%",
-			      k ? ", " : "", fz_families[best_f].name,
-			      fz_families[best_f].ops[best_op].name,
-			      (unsigned long long)g.op_n[best_f][best_op],
-			      best_ns / 1e6 / g.op_n[best_f][best_op],
-			      100.0 * best_ns / total);
+			      i ? ", " : "", fz_families[f].name,
+			      fz_families[f].ops[op].name,
+			      (unsigned long long)g.op_n[f][op],
+			      g.op_ns[f][op] / 1e6 / g.op_n[f][op],
+			      100.0 * g.op_ns[f][op] / total);
 	}
 	fz_log("fuzz: costliest operations (execs, mean ms, share): %s\n", buf);
 }
