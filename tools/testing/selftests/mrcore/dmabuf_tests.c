@@ -576,15 +576,16 @@ struct db_mover {
 static void *db_mover_run(void *arg)
 {
 	struct db_mover *m = arg;
-	unsigned int round = 0;
+	unsigned int round = 0, now;
 	int err;
 
 	while (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED)) {
 		/* Pacing only: room for the traffic between the moves. */
 		usleep(2000);
-		if (__atomic_load_n(&m->rounds, __ATOMIC_ACQUIRE) == round)
+		now = __atomic_load_n(&m->rounds, __ATOMIC_ACQUIRE);
+		if (now == round)
 			continue;
-		round = __atomic_load_n(&m->rounds, __ATOMIC_ACQUIRE);
+		round = now;
 		err = db_move(m->fd, m->bfd);
 		if (!err)
 			__atomic_add_fetch(&m->moved, 1, __ATOMIC_RELEASE);
