@@ -102,6 +102,7 @@ help:
 	@echo "make vmtest      VM tests on the stock kernel (KERNEL=debug for the debug kernel)"
 	@echo "make bench       benchmarks, vhca beside rxe, in one VM boot"
 	@echo "make fuzz        the fuzzer on the debug kernel, then kmemleak and the coverage"
-	@echo "                 it reached (FUZZ_SECONDS=600, FUZZ_EXECS, FUZZ_SEED, FUZZ_THREADS)"
+	@echo "                 it reached (FUZZ_SECONDS=600, FUZZ_EXECS, FUZZ_SEED, FUZZ_THREADS,"
+	@echo "                 FUZZ_FAMILIES)"
 	@echo "make demo        boot a VM, create vhca0, run NVMe-oF, say what happened"
 	@echo "make check       all of the above but bench/demo; ends with 'N passed, N failed'"

@@ -7,6 +7,7 @@
 #
 # Environment: FUZZ_SECONDS (default 600 when FUZZ_EXECS is not set either),
 # FUZZ_EXECS, FUZZ_SEED (default: the clock), FUZZ_THREADS (default 3),
+# FUZZ_FAMILIES (mrc_fuzz -f letters; default all),
 # FUZZ_OUT (where the run's files go; default a new directory
 # under $MRCORE_CACHE/fuzz), KERNEL (debug, or stock: no KCOV, kmemleak).
 # The VM is given FUZZ_SECONDS plus an hour, or 12 hours with FUZZ_EXECS.
@@ -18,7 +19,7 @@ kernel=${KERNEL:-debug}
 [ -n "${FUZZ_EXECS:-}" ] || FUZZ_SECONDS=${FUZZ_SECONDS:-600}
 FUZZ_SEED=${FUZZ_SEED:-$(date +%s)}
 FUZZ_OUT=${FUZZ_OUT:-$MRCORE_CACHE/fuzz/$FUZZ_SEED}
-export FUZZ_SECONDS FUZZ_EXECS FUZZ_SEED FUZZ_THREADS FUZZ_OUT
+export FUZZ_SECONDS FUZZ_EXECS FUZZ_SEED FUZZ_THREADS FUZZ_FAMILIES FUZZ_OUT
 if [ -n "${FUZZ_SECONDS:-}" ]; then
 	tmo=$((FUZZ_SECONDS + 3600))
 else

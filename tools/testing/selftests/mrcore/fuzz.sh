@@ -15,14 +15,18 @@
 #                 the lines)
 #   FUZZ_THREADS  threads (default 3: more than the VM's CPUs, 2 on the
 #                 stock kernel, 1 on the debug kernel, so that they race)
+#   FUZZ_FAMILIES the families to run, mrc_fuzz -f letters (default all)
 #   FUZZ_TIMEOUT  seconds after which the run is killed (default: FUZZ_SECONDS
 #                 plus 600, or 6 hours with FUZZ_EXECS alone); the program's
 #                 own watchdog gives each execution 300 s before that
 #   FUZZ_OUT      where the run's files are copied at the end (default
 #                 /tmp/mrc_fuzz): ring (mrc_fuzz -L), subst.* (for the
 #                 replays), repro.* (the reproducers of failures), corpus/
-#                 (the inputs that reached new code, with KCOV) and pcs
+#                 (the inputs that reached new code, with KCOV), pcs
 #                 (every kernel PC reached, hex, for the coverage report)
+#                 and, after a splat, dmesg (the whole kernel log: the
+#                 console shows only its warnings, not the hung tasks'
+#                 stacks)
 #
 # Lines:
 #
@@ -73,7 +77,7 @@ rc=0
 fuzz_args() {
 	echo "-D $DEV -s $SEED -o $CDIR -c $CDIR/corpus -p $CDIR/pcs" \
 		"${FUZZ_SECONDS:+-d $FUZZ_SECONDS}" "${FUZZ_EXECS:+-n $FUZZ_EXECS}" \
-		"-t ${FUZZ_THREADS:-3}"
+		"-t ${FUZZ_THREADS:-3}" "${FUZZ_FAMILIES:+-f $FUZZ_FAMILIES}"
 }
 
 # fuzz_load: the modules, mrcore_test's chardev included.
@@ -163,6 +167,8 @@ fuzz_watch() {
 			klog_clean "$T" | sed 's/^/#   /'
 			fuzz_ring
 			fuzz_save
+			dmesg > "$OUT/dmesg" 2>/dev/null &&
+				echo "# $T: the kernel log is in $OUT/dmesg"
 			kill_tree $pid
 			rm -rf "$d"
 			return 124
