@@ -665,6 +665,15 @@ static void vhca_sq_unclaim(struct vhca_qp *qp, bool more)
 		queue_work(qp->vdev->wq, &qp->sq_work);
 	qp->run_state = VHCA_SQ_IDLE;
 	spin_unlock_irqrestore(&qp->run_lock, flags);
+	/*
+	 * wake_up_var() looks for waiters without a lock: the store of IDLE
+	 * must be visible before that look, and an unlock orders nothing
+	 * after it. Pairs with the barrier of wait_var_event() between
+	 * queueing its waiter and reading run_state: either the stop sees
+	 * IDLE or it is found and woken. Without it the stop could sleep
+	 * for ever (a QP destroyed as its one run ended).
+	 */
+	smp_mb();
 	/* Hashes the address only: @qp may be gone already. */
 	wake_up_var(&qp->run_state);
 }
