@@ -18,8 +18,9 @@
 # MRCORE_VM_EXCLUDE, scripts the test mode does not run (mrcore.exclude=);
 # MRCORE_KMEMLEAK=0, kmemleak off in the debug kernel (on by default);
 # for --fuzz, FUZZ_SECONDS, FUZZ_EXECS, FUZZ_SEED, FUZZ_THREADS and
-# FUZZ_FAMILIES (fuzz.sh), passed as mrcore.fuzz=, and FUZZ_OUT, the host directory the guest writes
-# the run's files to (default: a new one under $MRCORE_CACHE/fuzz).
+# FUZZ_FAMILIES (fuzz.sh), passed as mrcore.fuzz=, and FUZZ_OUT, the host
+# directory the guest writes the run's files to (default: a new one under
+# $MRCORE_CACHE/fuzz).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
