@@ -6228,9 +6228,8 @@ static void fz_time_summary(void)
 	for (i = 0; i < FZ_NFAM * FZ_MAX_OPS; i++) {
 		order[i] = i;
 		fam_ns[i / FZ_MAX_OPS] += g.op_ns[i / FZ_MAX_OPS][i % FZ_MAX_OPS];
+		total += g.op_ns[i / FZ_MAX_OPS][i % FZ_MAX_OPS];
 	}
-	for (f = 0; f < FZ_NFAM; f++)
-		total += fam_ns[f];
 	if (!total)
 		return;
 	for (f = 0; f < FZ_NFAM; f++)
