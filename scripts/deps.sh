@@ -9,6 +9,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
+# Everything said here is for the log: scripts that print a path on
+# stdout (kunit.sh --build-only, read by vmtest.sh) call this one.
+exec >&2
+
 want=(make gcc bc bison flex libelf-dev libssl-dev kmod cpio)
 # Debian's user-space RDMA stack, which the VM tier runs unchanged in a
 # chroot of the host's root (user_verbs.sh): the verbs and RDMA CM
