@@ -486,11 +486,14 @@ static int mrct_frwr_check_map(const struct mrct_frwr_mr *fm,
 	if (req->first >= fm->nchunks || req->stride >= fm->nchunks ||
 	    req->offset >= chunk || !req->length)
 		return -EINVAL;
-	if (check_add_overflow((u64)req->offset, req->length, &end))
+	/*
+	 * Bounded before it is rounded up: near U64_MAX the rounding would
+	 * wrap to 0 entries.
+	 */
+	if (check_add_overflow((u64)req->offset, req->length, &end) ||
+	    end > fm->nchunks * chunk)
 		return -EINVAL;
 	nents = DIV_ROUND_UP_ULL(end, chunk);
-	if (nents > fm->nchunks)
-		return -EINVAL;
 	*map = (struct mrct_frwr_map) {
 		.first = req->first,
 		.stride = req->stride,
