@@ -215,6 +215,15 @@ fuzz_run() {
 		fuzz_ring
 		ret=1
 	fi
+	# A task that died in the kernel (taint D, an oops) may hold what
+	# the teardown waits for (the chardev's mutex, a netdev's last
+	# reference): the VM would sit there until its timeout, hours for a
+	# long run. Keep the files and stop.
+	if [ $(($(cat /proc/sys/kernel/tainted) & 128)) != 0 ]; then
+		echo "# $T: a task died in the kernel (taint D): no teardown"
+		fuzz_save
+		exit 1
+	fi
 	t_gate "$T: the netdevs and RDMA devices mrc_fuzz made are gone" fuzz_nl_gone ||
 		ret=1
 	return $ret
