@@ -530,7 +530,7 @@ void vhca_mkey_drain(struct vhca_dev *vdev, u32 index)
 	/* Pairs with smp_mb__after_atomic() in vhca_mkey_get(). */
 	smp_mb();
 	/*
-	 * Acquire: what the caller reads next (e.g. a bounce buffer a walker
+	 * Acquire: what the caller reads next (e.g. a buffer a walker
 	 * just wrote) must not be read before the count was seen at zero.
 	 */
 	wait_var_event(users, !atomic_read_acquire(users));

@@ -24,9 +24,10 @@
  * requester, retries, the scheduler, then the QP's and the device's
  * engine state.
  *
- * Every byte moves between two cursors, one per side of the transfer,
- * through the walker and a per-CPU bounce buffer, a protection error found
- * before the target is touched: xfer.c.
+ * Every byte moves once between two cursors, one per side of the
+ * transfer, from the pages the walker found for one side to those it
+ * found for the other, a protection error found before the target is
+ * touched: xfer.c.
  *
  * Page faults (ODP) park the QP on the device's fault queue: fault.c.
  *
@@ -839,13 +840,13 @@ int vhca_engine_init(struct vhca_dev *vdev)
 
 	spin_lock_init(&vdev->atomic_lock);
 	atomic64_set(&vdev->engine_busy_ns, 0);
-	vdev->bounce = kcalloc(nr_cpu_ids, sizeof(*vdev->bounce), GFP_KERNEL);
-	if (!vdev->bounce)
+	vdev->xbuf = kcalloc(nr_cpu_ids, sizeof(*vdev->xbuf), GFP_KERNEL);
+	if (!vdev->xbuf)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
-		vdev->bounce[cpu] = kmalloc_node(VHCA_BOUNCE_SIZE, GFP_KERNEL,
-						 cpu_to_node(cpu));
-		if (!vdev->bounce[cpu])
+		vdev->xbuf[cpu] = kzalloc_node(sizeof(*vdev->xbuf[cpu]),
+					       GFP_KERNEL, cpu_to_node(cpu));
+		if (!vdev->xbuf[cpu])
 			goto out_free;
 	}
 
@@ -866,9 +867,9 @@ out_destroy_wq:
 	destroy_workqueue(vdev->wq);
 out_free:
 	for_each_possible_cpu(cpu)
-		kfree(vdev->bounce[cpu]);
-	kfree(vdev->bounce);
-	vdev->bounce = NULL;
+		kfree(vdev->xbuf[cpu]);
+	kfree(vdev->xbuf);
+	vdev->xbuf = NULL;
 	return -ENOMEM;
 }
 
@@ -880,13 +881,13 @@ void vhca_engine_fini(struct vhca_dev *vdev)
 {
 	unsigned int cpu;
 
-	if (!vdev->bounce)
+	if (!vdev->xbuf)
 		return;
 	/* Asynchronous prefetches may still be queued: they finish first. */
 	destroy_workqueue(vdev->fault_wq);
 	destroy_workqueue(vdev->wq);
 	for_each_possible_cpu(cpu)
-		kfree(vdev->bounce[cpu]);
-	kfree(vdev->bounce);
-	vdev->bounce = NULL;
+		kfree(vdev->xbuf[cpu]);
+	kfree(vdev->xbuf);
+	vdev->xbuf = NULL;
 }

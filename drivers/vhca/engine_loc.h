@@ -10,6 +10,7 @@
 #include <rdma/vhca.h>
 
 #include "vhca.h"
+#include "vhca_loc.h"
 
 struct vhca_peer;
 
@@ -68,6 +69,16 @@ struct vhca_cursor {
 	};
 };
 
+/**
+ * struct vhca_xbuf - a CPU's pipes for the two sides of a transfer
+ * @src: what the source's walks gathered
+ * @dst: what the destination's walks gathered
+ */
+struct vhca_xbuf {
+	struct vhca_pipe src;
+	struct vhca_pipe dst;
+};
+
 /* Which side of a transfer failed. */
 enum vhca_side {
 	VHCA_SRC,
@@ -111,7 +122,7 @@ enum vhca_verdict {
  * @net_type: UD: the type of @grh
  * @local: the requester's side: the source of a SEND or WRITE, where a
  *	READ's data or an atomic's original value lands
- * @vdev: the requester's device, whose bounce buffers carry the bytes
+ * @vdev: the requester's device, whose transfer pipes carry the bytes
  * @fault: where a page fault on the responder's memory is recorded for
  *	the requester, or NULL
  */

@@ -197,8 +197,8 @@ struct vhca_fault {
  * @atomic_lock: serialises atomics the device executes as responder
  * @counter_lock: makes each read-modify-write of a counter table slot
  *	atomic against the other engine workers and the CPU's reads and resets
- * @bounce: per possible CPU, a VHCA_BOUNCE_SIZE staging buffer the engine
- *	moves data through, used with preemption disabled
+ * @xbuf: per possible CPU, the pipes a transfer gathers its two sides
+ *	into (xfer.c), used with preemption disabled
  * @fault_wq: the page-fault queue: a parked QP's fault, and asynchronous
  *	prefetches (mr.c), run on it (fault.c)
  * @odp: page-fault counters (debugfs "odp")
@@ -226,7 +226,7 @@ struct vhca_dev {
 	atomic64_t engine_busy_ns;
 	spinlock_t atomic_lock;	/* serialises responder atomics */
 	spinlock_t counter_lock;	/* counter table read-modify-writes */
-	void **bounce;
+	struct vhca_xbuf **xbuf;
 	struct workqueue_struct *fault_wq;
 	struct vhca_odp_stats odp;
 	struct list_head fabric_node;
@@ -244,8 +244,8 @@ struct vhca_pd {
 	struct mrc_pd base_pd;
 };
 
-/* The engine's staging buffer: data moves through it this much at a time. */
-#define VHCA_BOUNCE_SIZE	SZ_64K
+/* A transfer moves at most this many bytes per gathering of its sides. */
+#define VHCA_XFER_CHUNK		SZ_128K
 
 /* Inline data a send WQE can carry, in bytes. */
 #define VHCA_MAX_INLINE		256

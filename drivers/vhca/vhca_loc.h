@@ -350,6 +350,39 @@ enum ib_port_state vhca_port_state(struct net_device *ndev);
 void vhca_dealloc_driver(struct ib_device *ibdev);
 
 /* walker.c */
+
+/* Spans and keys a pipe holds: 128 KiB of 4 KiB pages fit unmerged. */
+#define VHCA_PIPE_SPANS		64
+#define VHCA_PIPE_KEYS		16
+static_assert(VHCA_PIPE_KEYS >= VHCA_WALK_MAX_DEPTH,
+	      "the first walk of an empty pipe must fit");
+
+/**
+ * struct vhca_span - physically contiguous bytes a gathering walk found
+ * @phys: physical address of the first
+ * @len: how many
+ */
+struct vhca_span {
+	phys_addr_t phys;
+	u32 len;
+};
+
+/**
+ * struct vhca_pipe - what gathering walks found, held for one copy
+ * @nr_spans: entries of @span in use
+ * @nr_keys: entries of @key in use: the slots held (vhca_mkey_get())
+ * @bytes: bytes of the spans, in the order the walks met them
+ * @span: the spans
+ * @key: the keys entered, each slot held until vhca_pipe_release()
+ */
+struct vhca_pipe {
+	u32 nr_spans;
+	u32 nr_keys;
+	u64 bytes;
+	struct vhca_span span[VHCA_PIPE_SPANS];
+	u32 key[VHCA_PIPE_KEYS];
+};
+
 int vhca_access(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key, u64 iova,
 		void *buf, size_t len, enum vhca_access_dir dir);
 int vhca_access_counted(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,
@@ -359,5 +392,10 @@ int vhca_access_fault(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,
 		      u64 iova, void *buf, size_t len,
 		      enum vhca_access_dir dir, unsigned long *counters,
 		      struct vhca_fault *fault);
+int vhca_access_gather(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,
+		       u64 iova, u64 len, enum vhca_access_dir dir,
+		       unsigned long *counters, struct vhca_fault *fault,
+		       struct vhca_pipe *p);
+void vhca_pipe_release(struct vhca_dev *vdev, struct vhca_pipe *p);
 
 #endif /* _VHCA_LOC_H */

@@ -75,6 +75,13 @@
  * set; the engine adds one to each once the operation has succeeded
  * (vhca_counted_end()). A counter the table does not have is a
  * malformed context (-EINVAL), whether the walk records or not.
+ * Gathering: a walk made for a transfer (vhca_access_gather(), xfer.c)
+ * makes the same checks but moves no byte. It appends the pages it
+ * resolves to a struct vhca_pipe, and every key it enters stays held in
+ * the pipe, so that no invalidation frees those pages before the
+ * transfer has copied between its two sides' pipes and let the keys go
+ * (vhca_pipe_release()). A full pipe stops the walk (-ENOSPC) at a page
+ * boundary, with what it gathered so far checked.
  * A walk goes at most VHCA_WALK_MAX_DEPTH keys deep, the key the
  * requester named included; a deeper one fails -EINVAL, so the
  * recursion is bounded whatever device memory holds (a KLM entry naming
@@ -120,6 +127,9 @@ static_assert(VHCA_WALK_MAX_DEPTH <= 8, "the walk recurses once per level");
  * @counters: the operation's set of counter slots (VHCA_MAX_COUNTERS
  *	bits) to record the contexts' counters in, or NULL
  * @fault: where a page fault is recorded, or NULL
+ * @pipe: a gathering walk (vhca_access_gather()): where the pages the
+ *	walk resolves and the keys it holds go; NULL for a walk that moves
+ *	bytes to or from @buf, or probes
  */
 struct vhca_walk {
 	struct vhca_dev *vdev;
@@ -129,6 +139,7 @@ struct vhca_walk {
 	u8 *buf;
 	unsigned long *counters;
 	struct vhca_fault *fault;
+	struct vhca_pipe *pipe;
 };
 
 static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
@@ -204,8 +215,33 @@ static void vhca_copy(struct vhca_walk *w, void *va, size_t n)
 }
 
 /*
+ * Add @n bytes at @phys to a gathering walk's pipe, as the next bytes of
+ * its run: merged into the last span when they follow it.
+ */
+static int vhca_pipe_add(struct vhca_pipe *p, phys_addr_t phys, size_t n)
+{
+	struct vhca_span *last = p->nr_spans ? &p->span[p->nr_spans - 1] :
+				 NULL;
+
+	if (last && last->phys + last->len == phys &&
+	    n <= U32_MAX - last->len) {
+		last->len += n;
+	} else {
+		if (p->nr_spans == VHCA_PIPE_SPANS)
+			return -ENOSPC;
+		p->span[p->nr_spans++] = (struct vhca_span) {
+			.phys = phys,
+			.len = n,
+		};
+	}
+	p->bytes += n;
+	return 0;
+}
+
+/*
  * Move @len bytes between the caller's buffer and DMA address @dma, one
- * CPU page at a time: the device sees what a DMA to @dma would reach.
+ * CPU page at a time: the device sees what a DMA to @dma would reach. A
+ * gathering walk records the pages in its pipe instead.
  */
 static int vhca_dma_copy(struct vhca_walk *w, dma_addr_t dma, u64 len)
 {
@@ -225,7 +261,12 @@ static int vhca_dma_copy(struct vhca_walk *w, dma_addr_t dma, u64 len)
 			return -EFAULT;
 
 		/* A probe (no buffer) checks the walk and moves nothing. */
-		if (w->buf) {
+		if (w->pipe) {
+			int err = vhca_pipe_add(w->pipe, phys, n);
+
+			if (err)
+				return err;
+		} else if (w->buf) {
 			va = kmap_local_page(pfn_to_page(PHYS_PFN(phys)));
 			vhca_copy(w, va + off, n);
 			kunmap_local(va);
@@ -588,24 +629,50 @@ static int vhca_walk_ctx(struct vhca_walk *w, u32 key,
 }
 
 /*
- * Hold @key's slot for as long as its translation and bytes are used.
- * @parent is the context whose KLM entry named @key, NULL for the key
- * the requester named (@depth 0).
+ * The pipe holds @key already: its slot cannot be revoked, so its context
+ * stays what it is, and a second hold adds nothing.
+ */
+static bool vhca_pipe_holds(const struct vhca_pipe *p, u32 key)
+{
+	u32 i;
+
+	for (i = p->nr_keys; i--;)
+		if (p->key[i] == key)
+			return true;
+	return false;
+}
+
+/*
+ * Hold @key's slot for as long as its translation and bytes are used:
+ * to the end of this walk, or, in a gathering walk, until the pipe is
+ * released (vhca_pipe_release()), once the bytes its pages hold are
+ * moved. @parent is the context whose KLM entry named @key, NULL for the
+ * key the requester named (@depth 0).
  */
 static int vhca_walk_key(struct vhca_walk *w, u32 key, u64 iova, u64 len,
 			 const struct mrc_mkey_ctx *parent, unsigned int depth)
 {
+	struct vhca_pipe *p = w->pipe;
+	bool keep = false;
 	struct mrc_mkey_ctx ctx;
 	int err;
 
 	if (depth >= VHCA_WALK_MAX_DEPTH)
 		return -EINVAL;
+	if (p && !vhca_pipe_holds(p, key)) {
+		if (p->nr_keys == VHCA_PIPE_KEYS)
+			return -ENOSPC;
+		keep = true;
+	}
 
 	err = vhca_mkey_get(w->vdev, key, &ctx);
 	if (err)
 		return err;
+	if (keep)
+		p->key[p->nr_keys++] = key;
 	err = vhca_walk_ctx(w, key, &ctx, parent, iova, len, depth);
-	vhca_mkey_put(w->vdev, key);
+	if (!keep)
+		vhca_mkey_put(w->vdev, key);
 	return err;
 }
 
@@ -643,6 +710,66 @@ int vhca_access_fault(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,
 	};
 
 	return vhca_walk_key(&w, key, iova, len, NULL, 0);
+}
+
+/**
+ * vhca_access_gather - walk an access, keeping its pages and keys for a copy
+ * @vdev: the device
+ * @pdn: PD number of the requester
+ * @qpn: as for vhca_access()
+ * @key: lkey or rkey
+ * @iova: first address, in the key's address space
+ * @len: bytes
+ * @dir: enum vhca_access_dir, not an atomic's
+ * @counters: as for vhca_access_counted()
+ * @fault: as for vhca_access_fault()
+ * @p: the pipe the walk appends to
+ *
+ * The walk makes every check vhca_access() makes but moves no byte: the
+ * pages it resolves are appended to @p as spans of physical addresses,
+ * adding to @p->bytes, and every key it enters stays held in @p, so that
+ * no invalidation can free those pages until vhca_pipe_release(). A
+ * pipe that fills up stops the walk at a page boundary: the walk's first
+ * @p->bytes (as it grew) are gathered and checked, and the rest is not
+ * checked yet. The caller releases @p whatever the result.
+ *
+ * Context: any context but NMI; does not sleep.
+ * Return: 0 with all @len bytes gathered; -ENOSPC when @p filled up
+ * first; else as vhca_access_fault().
+ */
+int vhca_access_gather(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,
+		       u64 iova, u64 len, enum vhca_access_dir dir,
+		       unsigned long *counters, struct vhca_fault *fault,
+		       struct vhca_pipe *p)
+{
+	struct vhca_walk w = {
+		.vdev = vdev,
+		.pdn = pdn,
+		.qpn = qpn,
+		.dir = dir,
+		.counters = counters,
+		.fault = fault,
+		.pipe = p,
+	};
+
+	if (vhca_dir_atomic(dir))
+		return -EINVAL;
+	return vhca_walk_key(&w, key, iova, len, NULL, 0);
+}
+
+/**
+ * vhca_pipe_release - let the keys of a gathering walk go
+ * @vdev: the device the walks were made on
+ * @p: the pipe; it is empty afterwards
+ *
+ * Context: any context but NMI; does not sleep.
+ */
+void vhca_pipe_release(struct vhca_dev *vdev, struct vhca_pipe *p)
+{
+	while (p->nr_keys)
+		vhca_mkey_put(vdev, p->key[--p->nr_keys]);
+	p->nr_spans = 0;
+	p->bytes = 0;
 }
 
 /**

@@ -25,13 +25,6 @@
 #include "vhca_loc.h"
 #include "walker_test.h"
 
-/* Bytes [@off, @off + @len) of page @page are all zero (untouched). */
-static bool wt_zero(struct walker_ctx *ctx, unsigned int page,
-		    unsigned int off, unsigned int len)
-{
-	return !memchr_inv(wt_va(ctx, page) + off, 0, len);
-}
-
 static int walker_test_init(struct kunit *test)
 {
 	struct mrc_mkey_ctx rsvd;
@@ -611,6 +604,12 @@ static struct kunit_case walker_test_cases[] = {
 	KUNIT_CASE(vhca_walk_odp_flag_checked),
 	KUNIT_CASE(vhca_walk_ksm_blocks),
 	KUNIT_CASE(vhca_walk_ksm_odp_fault),
+	KUNIT_CASE(vhca_xfer_one_copy),
+	KUNIT_CASE(vhca_xfer_checks_both_first),
+	KUNIT_CASE(vhca_xfer_gather_falls_short),
+	KUNIT_CASE(vhca_xfer_long_message),
+	KUNIT_CASE(vhca_xfer_inline),
+	KUNIT_CASE(vhca_gather_holds_keys),
 	{}
 };
 

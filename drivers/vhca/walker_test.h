@@ -13,6 +13,7 @@
 #include <linux/dma-direct.h>
 #include <linux/mm.h>
 #include <linux/sizes.h>
+#include <linux/string.h>
 
 #include "vhca_loc.h"
 
@@ -179,6 +180,13 @@ static inline u32 wt_klm_key(struct kunit *test, struct walker_ctx *ctx,
 	return wt_klm_key_qp(test, ctx, pdn, iova, klm, n, access, 0);
 }
 
+/* Bytes [@off, @off + @len) of page @page are all zero (untouched). */
+static inline bool wt_zero(struct walker_ctx *ctx, unsigned int page,
+			   unsigned int off, unsigned int len)
+{
+	return !memchr_inv(wt_va(ctx, page) + off, 0, len);
+}
+
 static inline void wt_fill(u8 *buf, size_t len, u8 seed)
 {
 	size_t i;
@@ -193,5 +201,11 @@ void vhca_walk_odp_fault_nested(struct kunit *test);
 void vhca_walk_odp_flag_checked(struct kunit *test);
 void vhca_walk_ksm_blocks(struct kunit *test);
 void vhca_walk_ksm_odp_fault(struct kunit *test);
+void vhca_xfer_one_copy(struct kunit *test);
+void vhca_xfer_checks_both_first(struct kunit *test);
+void vhca_xfer_gather_falls_short(struct kunit *test);
+void vhca_xfer_long_message(struct kunit *test);
+void vhca_xfer_inline(struct kunit *test);
+void vhca_gather_holds_keys(struct kunit *test);
 
 #endif /* _VHCA_WALKER_TEST_H */
