@@ -13,7 +13,9 @@
  * count before it reads the state and drops it after its last byte
  * (vhca_mkey_get(), vhca_mkey_put(), called by the walker), and the
  * device side of invalidation stores INVALID and then waits for the count
- * to reach zero (vhca_mkey_drain()). With a full barrier on each side,
+ * to reach zero (vhca_mkey_drain()). A transfer keeps the counts of the
+ * slots its two sides' walks entered raised until it has copied between
+ * the pages they found (xfer.c). With a full barrier on each side,
  * either the walker sees INVALID or the invalidation sees the count, so
  * once invalidate_mkey returns no walker still uses the old context, its
  * entries or the memory they named. The counts live here, beside the

@@ -183,7 +183,8 @@ struct vhca_fault {
  * @rsvd_lkey: the key the device treats as its local DMA key; latched at
  *	bring-up from mrcore's registration, as a firmware's reserved lkey
  * @mkey_users: per context slot, walkers between looking the slot up and
- *	finishing their copy (walker.c); invalidation waits for zero
+ *	finishing their copy (walker.c), and a transfer's pipes until
+ *	vhca_pipe_release() (xfer.c); invalidation waits for zero
  * @debugfs: /sys/kernel/debug/vhca/<name>/, or NULL or an error pointer
  * @qps: QP number -> struct vhca_qp; the engine looks up responders here
  *	under RCU and takes a reference

@@ -80,8 +80,9 @@
  * resolves to a struct vhca_pipe, and every key it enters stays held in
  * the pipe, so that no invalidation frees those pages before the
  * transfer has copied between its two sides' pipes and let the keys go
- * (vhca_pipe_release()). A full pipe stops the walk (-ENOSPC) at a page
- * boundary, with what it gathered so far checked.
+ * (vhca_pipe_release()). A full pipe stops the walk (-ENOSPC) between
+ * two pieces (pages, entries or keys), with what it gathered so far
+ * checked.
  * A walk goes at most VHCA_WALK_MAX_DEPTH keys deep, the key the
  * requester named included; a deeper one fails -EINVAL, so the
  * recursion is bounded whatever device memory holds (a KLM entry naming
@@ -260,7 +261,10 @@ static int vhca_dma_copy(struct vhca_walk *w, dma_addr_t dma, u64 len)
 		if (!pfn_valid(PHYS_PFN(phys)))
 			return -EFAULT;
 
-		/* A probe (no buffer) checks the walk and moves nothing. */
+		/*
+		 * A gathering walk records the page, a walk with a buffer
+		 * copies, a probe (neither) checks and moves nothing.
+		 */
 		if (w->pipe) {
 			int err = vhca_pipe_add(w->pipe, phys, n);
 
@@ -629,8 +633,10 @@ static int vhca_walk_ctx(struct vhca_walk *w, u32 key,
 }
 
 /*
- * The pipe holds @key already: its slot cannot be revoked, so its context
- * stays what it is, and a second hold adds nothing.
+ * The pipe holds @key already: its slot cannot be drained, so the pages
+ * its entries named stay; a second hold would add a count and nothing
+ * else (entering it again still reads the slot, and fails once a
+ * revocation has begun).
  */
 static bool vhca_pipe_holds(const struct vhca_pipe *p, u32 key)
 {
@@ -729,7 +735,7 @@ int vhca_access_fault(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,
  * pages it resolves are appended to @p as spans of physical addresses,
  * adding to @p->bytes, and every key it enters stays held in @p, so that
  * no invalidation can free those pages until vhca_pipe_release(). A
- * pipe that fills up stops the walk at a page boundary: the walk's first
+ * pipe that fills up stops the walk between two pieces: the walk's first
  * @p->bytes (as it grew) are gathered and checked, and the rest is not
  * checked yet. The caller releases @p whatever the result.
  *

@@ -22,10 +22,10 @@
  * without moving bytes), so that a protection error is found before the
  * target is touched. A walk of an ODP context that faults records the
  * fault in the cursor's struct vhca_fault and fails -EAGAIN, and the
- * engine parks the QP (fault.c). A copy that cannot be restarted as a whole (into a
- * receive already taken, an atomic's result) resolves its faults in place
- * instead and retries from the same cursors: vhca_xfer_sync() and
- * vhca_cursor_move_sync().
+ * engine parks the QP (fault.c). A copy that cannot be restarted as a
+ * whole (into a receive already taken, an atomic's result) resolves its
+ * faults in place instead and retries from the same cursors:
+ * vhca_xfer_sync() and vhca_cursor_move_sync().
  */
 #include <linux/highmem.h>
 #include <linux/minmax.h>
@@ -175,6 +175,9 @@ static int vhca_cursor_gather(const struct vhca_cursor *cur, u64 len,
 		return err == -ENOSPC ? 0 : err;
 	}
 
+	/* Inline data is a source only, and needs no walk. */
+	if (WARN_ON_ONCE(!cur->sge))
+		return -EINVAL;
 	while (p->bytes < len) {
 		const struct ib_sge *sge;
 		u64 n;
@@ -223,9 +226,11 @@ static void vhca_cursor_skip(struct vhca_cursor *cur, u64 len)
 /*
  * Copy the first @len bytes of the pages in @src, or of @buf when @src is
  * NULL, into the pages of @dst, a CPU page at a time: each byte moves
- * once. Both pipes hold the keys that keep their pages alive. Pages of
- * the two sides that overlap (a loopback transfer within one buffer) are
- * copied as memmove() would.
+ * once. Both pipes hold the keys that keep their pages alive. Where the
+ * two sides overlap (a loopback transfer within one buffer) the bytes
+ * that land are undefined, as on a wire, which reads a source a packet at
+ * a time; only the destination is written, and each piece with memmove()
+ * so that the copy itself stays defined.
  */
 static void vhca_pipe_copy(const struct vhca_pipe *dst,
 			   const struct vhca_pipe *src, const u8 *buf, u64 len)
@@ -294,9 +299,10 @@ static int vhca_xfer_probe(struct vhca_cursor *src, struct vhca_cursor *dst,
 /*
  * Gather one chunk of at most @len bytes of both sides into @xb, the
  * source first, and copy what both gathered. Return: the bytes copied
- * through @moved, 0 in it when both sides were gathered for fewer than
- * @len bytes and @copy_short is false (nothing is written then); or the
- * walker's error, with *@side saying whose.
+ * through @moved, 0 in it when either side's gathering fell short of
+ * @len bytes and @copy_short is false (nothing is written then, and the
+ * destination is not walked after a short source); or the walker's
+ * error, with *@side saying whose.
  */
 static int vhca_xfer_chunk(struct vhca_xbuf *xb, struct vhca_cursor *src,
 			   struct vhca_cursor *dst, u64 len, bool copy_short,
@@ -315,6 +321,9 @@ static int vhca_xfer_chunk(struct vhca_xbuf *xb, struct vhca_cursor *src,
 		if (err)
 			goto out;
 		n = xb->src.bytes;
+		/* The rest of the source is checked before the destination. */
+		if (n < len && !copy_short)
+			goto out;
 	}
 
 	*side = VHCA_DST;

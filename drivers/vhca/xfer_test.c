@@ -87,17 +87,19 @@ static u32 xt_klm_dma(struct kunit *test, struct walker_ctx *ctx, u64 dma,
  *
  * A transfer from one SGE into two lands every byte where the lists
  * say, and nothing around them; the cursors end past the bytes moved
- * and no key stays held.
+ * and no key stays held. A remote range as the source, read through its
+ * rkey, lands the same way.
  */
 void vhca_xfer_one_copy(struct kunit *test)
 {
 	struct walker_ctx *ctx = test->priv;
 	const u64 siova = 0x10000, diova = 0x40000;
+	const u64 riova = 0x80000;
 	struct ib_sge ssge[1], dsge[2];
 	struct vhca_cursor src, dst;
 	enum vhca_side side;
 	u8 *s0 = wt_va(ctx, 0), *d0 = wt_va(ctx, 2);
-	u32 skey, dkey;
+	u32 skey, dkey, rkey;
 
 	xt_pipes(test, ctx);
 	wt_fill(s0, PAGE_SIZE, 1);
@@ -133,6 +135,26 @@ void vhca_xfer_one_copy(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, src.off, 0ULL);
 	KUNIT_EXPECT_EQ(test, dst.idx, 2U);
 	KUNIT_EXPECT_EQ(test, dst.off, 0ULL);
+	KUNIT_EXPECT_TRUE(test, xt_no_holds(ctx));
+
+	rkey = wt_mtt_mr(test, ctx, WT_PDN, riova, 1, 1, MRC_MTT_READ,
+			 MRC_ACCESS_REMOTE_READ);
+	src = (struct vhca_cursor) {
+		.kind = VHCA_CURSOR_RANGE,
+		.dir = VHCA_ACCESS_REMOTE_READ,
+		.vdev = ctx->vdev,
+		.pdn = WT_PDN,
+		.qpn = WT_QPN,
+		.rkey = rkey,
+		.addr = riova + 64,
+	};
+	dsge[0] = (struct ib_sge) { .addr = diova, .length = 256,
+				    .lkey = dkey };
+	dst = xt_sgl(ctx, dsge, 1, VHCA_ACCESS_LOCAL_WRITE);
+	KUNIT_ASSERT_EQ(test, vhca_xfer(ctx->vdev, &src, &dst, 256, false,
+					&side), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(d0, wt_va(ctx, 1) + 64, 256), 0);
+	KUNIT_EXPECT_EQ(test, src.addr, riova + 64 + 256);
 	KUNIT_EXPECT_TRUE(test, xt_no_holds(ctx));
 }
 
@@ -196,17 +218,19 @@ void vhca_xfer_checks_both_first(struct kunit *test)
  * apart from each other) is moved in two gatherings, every byte in
  * order; and when its last piece is bad, nothing is written although the
  * first gathering was good: the rest was probed before the first copy.
+ * A destination in as many pieces, from one MR, falls short the same
+ * way and gets every piece.
  */
 void vhca_xfer_gather_falls_short(struct kunit *test)
 {
 	struct walker_ctx *ctx = test->priv;
 	const unsigned int n = 80, bc = 32, stride = 48;
-	const u64 diova = 0x40000;
+	const u64 siova = 0x10000, diova = 0x40000;
 	struct ib_sge ssge, dsge;
 	struct vhca_cursor src, dst;
 	enum vhca_side side;
 	u8 *s0 = wt_va(ctx, 0), *d0 = wt_va(ctx, 2);
-	u32 good, bad, dkey;
+	u32 good, bad, skey, dkey;
 	unsigned int i;
 
 	BUILD_BUG_ON(80 <= VHCA_PIPE_SPANS);
@@ -241,33 +265,92 @@ void vhca_xfer_gather_falls_short(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, src.idx, 1U);
 	KUNIT_EXPECT_EQ(test, dst.idx, 1U);
 	KUNIT_EXPECT_TRUE(test, xt_no_holds(ctx));
+
+	memset(d0, 0, PAGE_SIZE);
+	skey = wt_mtt_mr(test, ctx, WT_PDN, siova, 0, 1, MRC_MTT_READ, 0);
+	dkey = xt_klm_dma(test, ctx, wt_dma(ctx, 2), n, bc, stride, n);
+	ssge = (struct ib_sge) { .addr = siova, .length = n * bc,
+				 .lkey = skey };
+	dsge = (struct ib_sge) { .addr = 0, .length = n * bc, .lkey = dkey };
+	src = xt_sgl(ctx, &ssge, 1, VHCA_ACCESS_LOCAL_READ);
+	dst = xt_sgl(ctx, &dsge, 1, VHCA_ACCESS_LOCAL_WRITE);
+	KUNIT_ASSERT_EQ(test, vhca_xfer(ctx->vdev, &src, &dst, n * bc, false,
+					&side), 0);
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ(test, memcmp(d0 + i * stride, s0 + i * bc, bc),
+				0);
+		KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 2, i * stride + bc,
+						stride - bc));
+	}
+	KUNIT_EXPECT_TRUE(test, xt_no_holds(ctx));
+}
+
+/*
+ * A KLM key of @n entries of 1 KiB through the local DMA key, entry i
+ * naming the 1 KiB piece @piece(i) of the 8 in pages @page and @page + 1;
+ * entry @bad (if below @n) names a key no context holds.
+ */
+static u32 xt_klm_pieces(struct kunit *test, struct walker_ctx *ctx,
+			 unsigned int page, unsigned int n,
+			 unsigned int (*piece)(unsigned int), unsigned int bad)
+{
+	u32 nokey = mrc_make_key(WT_MKEYS - 1, 0x33);
+	struct mrc_klm *klm;
+	unsigned int i;
+
+	klm = kunit_kcalloc(test, n, sizeof(*klm), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, klm);
+	for (i = 0; i < n; i++) {
+		unsigned int q = piece(i);
+
+		klm[i] = wt_klm(SZ_1K, i == bad ? nokey : ctx->vdev->rsvd_lkey,
+				wt_dma(ctx, page + q / 4) + (q % 4) * SZ_1K);
+	}
+	return wt_klm_key(test, ctx, WT_PDN, 0, klm, n,
+			  MRC_ACCESS_LOCAL_WRITE);
+}
+
+/* The pieces the long message's source and destination go through. */
+static unsigned int xt_src_piece(unsigned int i)
+{
+	return (3 * i + i / 8) % 8;
+}
+
+static unsigned int xt_dst_piece(unsigned int i)
+{
+	return i % 8;
 }
 
 /**
  * vhca_xfer_long_message() - a case of vhca_walker
  * @test: the case
  *
- * A message longer than VHCA_XFER_CHUNK (40 pages through KLM entries
- * that name the same page again and again) has both sides probed first:
- * a destination whose last entry is bad is not written at all; a good
- * one ends with the source page's bytes.
+ * A message longer than VHCA_XFER_CHUNK (160 entries of 1 KiB, cycling
+ * through the 8 KiB of pages 0 and 1 as source and of pages 2 and 3 as
+ * destination) has both sides probed first: a destination whose last
+ * entry is bad is not written at all. A good one is written in several
+ * chunks, and each destination piece ends with the source piece of the
+ * last entry that wrote it, which a lost or misplaced last chunk would
+ * change.
  */
 void vhca_xfer_long_message(struct kunit *test)
 {
 	struct walker_ctx *ctx = test->priv;
-	const unsigned int n = 40;
-	const u64 len = (u64)n * PAGE_SIZE;
+	const unsigned int n = 160;
+	const u64 len = (u64)n * SZ_1K;
 	struct ib_sge ssge, dsge;
 	struct vhca_cursor src, dst;
 	enum vhca_side side;
 	u32 skey, good, bad;
+	unsigned int k;
 
-	BUILD_BUG_ON(40 * PAGE_SIZE <= VHCA_XFER_CHUNK);
+	BUILD_BUG_ON(160 * SZ_1K <= VHCA_XFER_CHUNK);
 	xt_pipes(test, ctx);
 	wt_fill(wt_va(ctx, 0), PAGE_SIZE, 5);
-	skey = xt_klm_dma(test, ctx, wt_dma(ctx, 0), n, PAGE_SIZE, 0, n);
-	good = xt_klm_dma(test, ctx, wt_dma(ctx, 2), n, PAGE_SIZE, 0, n);
-	bad = xt_klm_dma(test, ctx, wt_dma(ctx, 2), n, PAGE_SIZE, 0, n - 1);
+	wt_fill(wt_va(ctx, 1), PAGE_SIZE, 55);
+	skey = xt_klm_pieces(test, ctx, 0, n, xt_src_piece, n);
+	good = xt_klm_pieces(test, ctx, 2, n, xt_dst_piece, n);
+	bad = xt_klm_pieces(test, ctx, 2, n, xt_dst_piece, n - 1);
 	ssge = (struct ib_sge) { .addr = 0, .length = len, .lkey = skey };
 
 	dsge = (struct ib_sge) { .addr = 0, .length = len, .lkey = bad };
@@ -277,6 +360,7 @@ void vhca_xfer_long_message(struct kunit *test)
 					&side), -ENOKEY);
 	KUNIT_EXPECT_EQ(test, side, VHCA_DST);
 	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 2, 0, PAGE_SIZE));
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 3, 0, PAGE_SIZE));
 	KUNIT_EXPECT_TRUE(test, xt_no_holds(ctx));
 
 	dsge.lkey = good;
@@ -284,8 +368,16 @@ void vhca_xfer_long_message(struct kunit *test)
 	dst = xt_sgl(ctx, &dsge, 1, VHCA_ACCESS_LOCAL_WRITE);
 	KUNIT_ASSERT_EQ(test, vhca_xfer(ctx->vdev, &src, &dst, len, false,
 					&side), 0);
-	KUNIT_EXPECT_EQ(test, memcmp(wt_va(ctx, 2), wt_va(ctx, 0), PAGE_SIZE),
-			0);
+	for (k = 0; k < 8; k++) {
+		/* Entry n - 8 + k wrote piece k last. */
+		unsigned int q = xt_src_piece(n - 8 + k);
+
+		KUNIT_EXPECT_EQ(test, memcmp(wt_va(ctx, 2 + k / 4) +
+					     (k % 4) * SZ_1K,
+					     wt_va(ctx, q / 4) + (q % 4) * SZ_1K,
+					     SZ_1K), 0);
+	}
+	KUNIT_EXPECT_EQ(test, dst.idx, 1U);
 	KUNIT_EXPECT_TRUE(test, xt_no_holds(ctx));
 }
 
