@@ -60,6 +60,25 @@ static bool xt_no_holds(struct walker_ctx *ctx)
 }
 
 /*
+ * A transfer of @len bytes from @src to @dst is refused with @err, on
+ * side @side, before a byte of pages 2 and 3 (every destination of
+ * these cases) is written, and lets every key go.
+ */
+static void xt_refused(struct kunit *test, struct walker_ctx *ctx,
+		       struct vhca_cursor *src, struct vhca_cursor *dst,
+		       u64 len, int err, enum vhca_side side)
+{
+	enum vhca_side got;
+
+	KUNIT_EXPECT_EQ(test, vhca_xfer(ctx->vdev, src, dst, len, false,
+					&got), err);
+	KUNIT_EXPECT_EQ(test, got, side);
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 2, 0, PAGE_SIZE));
+	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 3, 0, PAGE_SIZE));
+	KUNIT_EXPECT_TRUE(test, xt_no_holds(ctx));
+}
+
+/*
  * A KLM key of @n entries of @bcount bytes, all through the local DMA
  * key: entry i at @dma + i * @stride, but entry @bad (if below @n) names
  * a key no context holds.
@@ -172,7 +191,6 @@ void vhca_xfer_checks_both_first(struct kunit *test)
 	const u64 siova = 0x10000, diova = 0x40000;
 	struct ib_sge ssge[2], dsge[2];
 	struct vhca_cursor src, dst;
-	enum vhca_side side;
 	u32 skey, dkey;
 
 	xt_pipes(test, ctx);
@@ -190,11 +208,7 @@ void vhca_xfer_checks_both_first(struct kunit *test)
 				    .lkey = dkey + 1 };
 	src = xt_sgl(ctx, ssge, 1, VHCA_ACCESS_LOCAL_READ);
 	dst = xt_sgl(ctx, dsge, 2, VHCA_ACCESS_LOCAL_WRITE);
-	KUNIT_EXPECT_EQ(test, vhca_xfer(ctx->vdev, &src, &dst, 2000, false,
-					&side), -ENOKEY);
-	KUNIT_EXPECT_EQ(test, side, VHCA_DST);
-	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 2, 0, PAGE_SIZE));
-	KUNIT_EXPECT_TRUE(test, xt_no_holds(ctx));
+	xt_refused(test, ctx, &src, &dst, 2000, -ENOKEY, VHCA_DST);
 
 	/* The source's second SGE runs past its MR. */
 	ssge[0].length = 1000;
@@ -203,11 +217,7 @@ void vhca_xfer_checks_both_first(struct kunit *test)
 	dsge[1].lkey = dkey;
 	src = xt_sgl(ctx, ssge, 2, VHCA_ACCESS_LOCAL_READ);
 	dst = xt_sgl(ctx, dsge, 2, VHCA_ACCESS_LOCAL_WRITE);
-	KUNIT_EXPECT_EQ(test, vhca_xfer(ctx->vdev, &src, &dst, 2000, false,
-					&side), -ERANGE);
-	KUNIT_EXPECT_EQ(test, side, VHCA_SRC);
-	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 2, 0, PAGE_SIZE));
-	KUNIT_EXPECT_TRUE(test, xt_no_holds(ctx));
+	xt_refused(test, ctx, &src, &dst, 2000, -ERANGE, VHCA_SRC);
 }
 
 /**
@@ -247,11 +257,7 @@ void vhca_xfer_gather_falls_short(struct kunit *test)
 	ssge = (struct ib_sge) { .addr = 0, .length = n * bc, .lkey = bad };
 	src = xt_sgl(ctx, &ssge, 1, VHCA_ACCESS_LOCAL_READ);
 	dst = xt_sgl(ctx, &dsge, 1, VHCA_ACCESS_LOCAL_WRITE);
-	KUNIT_EXPECT_EQ(test, vhca_xfer(ctx->vdev, &src, &dst, n * bc, false,
-					&side), -ENOKEY);
-	KUNIT_EXPECT_EQ(test, side, VHCA_SRC);
-	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 2, 0, PAGE_SIZE));
-	KUNIT_EXPECT_TRUE(test, xt_no_holds(ctx));
+	xt_refused(test, ctx, &src, &dst, n * bc, -ENOKEY, VHCA_SRC);
 
 	ssge.lkey = good;
 	src = xt_sgl(ctx, &ssge, 1, VHCA_ACCESS_LOCAL_READ);
@@ -356,12 +362,7 @@ void vhca_xfer_long_message(struct kunit *test)
 	dsge = (struct ib_sge) { .addr = 0, .length = len, .lkey = bad };
 	src = xt_sgl(ctx, &ssge, 1, VHCA_ACCESS_LOCAL_READ);
 	dst = xt_sgl(ctx, &dsge, 1, VHCA_ACCESS_LOCAL_WRITE);
-	KUNIT_EXPECT_EQ(test, vhca_xfer(ctx->vdev, &src, &dst, len, false,
-					&side), -ENOKEY);
-	KUNIT_EXPECT_EQ(test, side, VHCA_DST);
-	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 2, 0, PAGE_SIZE));
-	KUNIT_EXPECT_TRUE(test, wt_zero(ctx, 3, 0, PAGE_SIZE));
-	KUNIT_EXPECT_TRUE(test, xt_no_holds(ctx));
+	xt_refused(test, ctx, &src, &dst, len, -ENOKEY, VHCA_DST);
 
 	dsge.lkey = good;
 	src = xt_sgl(ctx, &ssge, 1, VHCA_ACCESS_LOCAL_READ);
