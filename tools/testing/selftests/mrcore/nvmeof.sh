@@ -2,12 +2,16 @@
 # RDMA storage helpers: an RDMA device on a dummy netdev, commands run with
 # a deadline, NVMe-oF over RDMA (an nvmet-rdma target backed by a RAM disk,
 # so data can be verified, and an nvme-rdma host, both in this VM), pattern
-# I/O and a kernel-log check. iser.sh builds on the generic ones.
+# I/O and a kernel-log check. iser.sh builds on the generic ones. The
+# NVMe-oF helpers also serve NVMe/TCP (NVME_TRTYPE=tcp: nvmet-tcp and
+# nvme-tcp, nvmeof_tcp_modules), which make bench compares with RDMA.
 #
 # Settings a script may change after sourcing this file:
 #   NQN         the subsystem exported and connected to
 #   NVMET_PORT  the nvmet port id (one per address)
 #   NVMET_DEV   the namespace's backing device
+#   NVME_TRTYPE the transport of the port and of the connect: rdma (the
+#               default) or tcp
 #   NVME_OPTS   extra /dev/nvme-fabrics options, e.g. "ctrl_loss_tmo=5"
 #   NVME_CONNECT_TMO, NVME_DISCONNECT_TMO   deadlines in seconds
 #
@@ -18,6 +22,7 @@ NQN=nqn.2026-11.org.mrcore:ram0
 CFS=/sys/kernel/config/nvmet
 NVMET_PORT=1
 NVMET_DEV=/dev/ram0
+NVME_TRTYPE=rdma
 NVME_OPTS=
 NVME_CONNECT_TMO=$PROGRESS_TMO
 # Deletion waits for the queues to drain, then nvme_delete_ctrls polls.
@@ -259,6 +264,11 @@ nvmeof_modules() {
 	modprobe nvmet && modprobe nvmet-rdma && modprobe nvme-rdma
 }
 
+# nvmeof_tcp_modules: the NVMe/TCP target and host (after nvmeof_modules).
+nvmeof_tcp_modules() {
+	modprobe nvmet-tcp && modprobe nvme-tcp
+}
+
 # nvme_timeouts ADMIN IO: nvme_core's command timeouts in seconds, for
 # controllers created from now on; prints the old pair for a later restore.
 nvme_timeouts() {
@@ -267,7 +277,8 @@ nvme_timeouts() {
 	echo "$1" > $p/admin_timeout && echo "$2" > $p/io_timeout
 }
 
-# nvmet_up ADDR: export $NVMET_DEV as $NQN on ADDR:4420, port $NVMET_PORT.
+# nvmet_up ADDR: export $NVMET_DEV as $NQN on ADDR:4420, port $NVMET_PORT,
+# transport $NVME_TRTYPE.
 nvmet_up() {
 	local s=$CFS/subsystems/$NQN p=$CFS/ports/$NVMET_PORT
 	mkdir $s &&
@@ -276,7 +287,7 @@ nvmet_up() {
 	echo "$NVMET_DEV" > $s/namespaces/1/device_path &&
 	echo 1 > $s/namespaces/1/enable &&
 	mkdir $p &&
-	echo rdma > $p/addr_trtype &&
+	echo "$NVME_TRTYPE" > $p/addr_trtype &&
 	echo ipv4 > $p/addr_adrfam &&
 	echo "$1" > $p/addr_traddr &&
 	echo 4420 > $p/addr_trsvcid &&
@@ -335,11 +346,11 @@ nvme_ns_dev() {
 	return 1
 }
 
-# nvme_connect ADDR Q: the synchronous part of a connect (admin queue, I/O
-# queues); interruptible up to the admin connect, bounded by nvme_core's
-# admin_timeout after that.
+# nvme_connect ADDR Q: the synchronous part of a connect over $NVME_TRTYPE
+# (admin queue, I/O queues); interruptible up to the admin connect,
+# bounded by nvme_core's admin_timeout after that.
 nvme_connect() {
-	echo "transport=rdma,traddr=$1,trsvcid=4420,nqn=$NQN,nr_io_queues=$2${NVME_OPTS:+,$NVME_OPTS}" \
+	echo "transport=$NVME_TRTYPE,traddr=$1,trsvcid=4420,nqn=$NQN,nr_io_queues=$2${NVME_OPTS:+,$NVME_OPTS}" \
 		> /dev/nvme-fabrics
 }
 
