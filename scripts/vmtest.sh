@@ -89,6 +89,9 @@ stock)
 	# linux-headers-<abi>-amd64), not the host's.
 	make -s -C "$top" KDIR="/usr/src/linux-headers-$kver" modules >&2
 	kodir="$top"
+	# NVMe/TCP, the non-RDMA column of the NVMe-oF table of make bench,
+	# which boots this kernel (the debug kernel's config has no NVMe/TCP).
+	MODS="$MODS nvme-tcp nvmet-tcp"
 	;;
 debug)
 	# kunit.sh, which has just built it, says so: no second build pass.
