@@ -18,15 +18,26 @@
 #    paging on vhca (rxe has no ODP in 6.1): 1 GiB registration pinned vs
 #    ODP, first-touch throughput of pinned, ODP and prefetched ODP memory,
 #    fault-to-resume latency of 4 KiB and 2 MiB faults, invalidation cost.
-# 3. NVMe-oF over RDMA, vhca beside rxe: one device at a time on a dummy
-#    netdev of its own, with an nvmet-rdma port and subsystem of its own
-#    exporting the same RAM disk; the host connects with nr_io_queues =
-#    fio jobs (nvme-rdma caps it at the CPUs). fio 4 KiB random read (QD 32)
-#    and 128 KiB sequential read (QD 32), 1 and 4 jobs (group_reporting),
-#    $RUNTIME s each. A table with the ratio vhca/rxe. Around each vhca
-#    4 KiB run, the share of the CPUs that was busy and the share of that
-#    the engine's workers took (/proc/stat, vhca's debugfs "engine"), and
-#    the IOPS the same CPU time would give with a free engine.
+# 3. NVMe-oF, one table: a 256 MiB brd RAM disk read directly (bare brd,
+#    the ceiling with no fabric), and the same RAM disk exported by nvmet
+#    over NVMe/TCP (nvmet-tcp, nvme-tcp), over RDMA on vhca0 and over RDMA
+#    on rxe0 (nvmet-rdma, nvme-rdma). The three are up at once, each on a
+#    dummy netdev of its own with an nvmet port and subsystem of its own;
+#    the host, in the same VM, connects to each once with nr_io_queues=2.
+#    Each target's data is verified before any timing (16 MiB of a random
+#    pattern written and read back through it, and for a fabric read on
+#    the RAM disk too): a mismatch prints "not ok" and leaves its cells
+#    n/a. Then two rounds, each running every target in turn, fio direct,
+#    $RUNTIME s a run: 4 KiB random read at QD 32 and 128 KiB sequential
+#    read at QD 16, 1 and 4 jobs (libaio, group_reporting), and 4 KiB
+#    random read at QD 1 (psync) for the mean and 99th-percentile
+#    completion latency; context switches and busy CPU time per I/O of the
+#    4 KiB QD 32 1-job run (/proc/stat, read by fio's job right before its
+#    first I/O and after its last). Cells read "round 1 / round 2". Around
+#    each vhca 4 KiB QD 32 run, the share of the CPUs that was busy and the
+#    share of that the engine's workers took (/proc/stat, vhca's debugfs
+#    "engine"), and the IOPS the same CPU time would give with a free
+#    engine.
 # 4. User-space verbs (perftest), vhca0 beside rxe0, both up at once on
 #    dummy netdevs of their own: Debian's perftest run from the host's root
 #    in a chroot (user_lib.sh), server and client two processes on the
@@ -196,113 +207,304 @@ bench_part fmr && FMR_BENCH_ARGS=$FMR_BENCH_ARGS sh ./fmr_chardev.sh --bench
 
 # --- NVMe-oF --------------------------------------------------------------
 
-# fio_figure DEV RW BS QD JOBS FIELD: one number from fio's terse output
-# (field 8 = read IOPS, field 7 = read KiB/s; one line for all jobs with
-# group_reporting), or nothing when fio failed or overran its deadline.
-fio_figure() {
-	run_for $((RUNTIME + 60)) \
-		fio --thread --name=b --filename="$1" --direct=1 \
-		    --ioengine=libaio --rw="$2" --bs="$3" --iodepth="$4" \
-		    --numjobs="$5" --time_based --runtime="$RUNTIME" \
-		    --size=100M --group_reporting \
-		    --output-format=terse --terse-version=3 |
-		awk -F';' -v f="$6" '$1 == "3" && $f ~ /^[0-9]+$/ {print $f; exit}'
-}
+# One table, every cell of it measured in this boot: a brd RAM disk read
+# directly (the ceiling, no fabric) and the same RAM disk exported by nvmet
+# over NVMe/TCP, over RDMA on vhca0 and over RDMA on rxe0. NV_TARGETS are
+# the columns, in the order each round runs them.
+NV_TARGETS="brd tcp vhca rxe"
+NV_BRD_MIB=256
+# What each target is verified with before any timing: a fresh random
+# pattern of this many MiB at the start of the disk.
+NV_VERIFY_MIB=16
+# A fabric's host connects once, with this many I/O queues (nvme-tcp and
+# nvme-rdma cap them at the CPUs), for every workload of both rounds.
+NV_QUEUES=2
 
-# nv_set TYPE JOBS WHAT VALUE / nv_get TYPE JOBS WHAT: a figure of the
-# NVMe-oF part (WHAT: iops, kibs or queues).
+# nv_set TYPE N WHAT VALUE / nv_get TYPE N WHAT: a figure or a setting
+# kept by name (here TYPE a target, N the round, 0 for the target's own
+# settings; the perftest part keeps its cells with them too).
 nv_set() { eval "nv_${1}_${2}_$3=\$4"; }
 nv_get() { eval "echo \${nv_${1}_${2}_$3:-}"; }
 
-# nv_why TYPE WHY: the first reason TYPE's figures are incomplete.
+# nv_why TYPE WHY: the first reason TYPE's figures are incomplete;
+# nv_why_of TYPE prints it.
 nv_why() {
-	[ -n "$(eval "echo \${nv_why_$1:-}")" ] || eval "nv_why_$1=\$2"
+	[ -n "$(nv_why_of "$1")" ] || eval "nv_why_$1=\$2"
+}
+nv_why_of() { eval "echo \${nv_why_$1:-}"; }
+
+# nv_use T: nvmeof.sh's NQN, NVMET_PORT and NVME_TRTYPE for target T, and
+# its column's label, RDMA device, netdev and address (NV_LABEL, NV_DEV,
+# NV_NETDEV, NV_ADDR). Each fabric has a dummy netdev of its own, with an
+# nvmet port and subsystem of its own on its address.
+nv_use() {
+	NQN=nqn.2026-11.org.mrcore:bench-$1
+	case "$1" in
+	brd)	NV_LABEL="bare brd" NV_DEV='' NV_NETDEV='' NV_ADDR='' ;;
+	tcp)	NV_LABEL=NVMe/TCP NV_DEV='' NV_NETDEV=nbt0 NV_ADDR=10.75.0.1
+		NVMET_PORT=13 NVME_TRTYPE=tcp ;;
+	vhca)	NV_LABEL=vhca0 NV_DEV=vhca0 NV_NETDEV=nbv0 NV_ADDR=10.76.0.1
+		NVMET_PORT=12 NVME_TRTYPE=rdma ;;
+	rxe)	NV_LABEL=rxe0 NV_DEV=rxe0 NV_NETDEV=nbr0 NV_ADDR=10.77.0.1
+		NVMET_PORT=11 NVME_TRTYPE=rdma ;;
+	esac
 }
 
-# cpu_ticks: busy and total CPU time of all CPUs so far, in USER_HZ ticks
-# (busy: user, nice, system, irq, softirq, steal).
-cpu_ticks() {
-	awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8 + $9,
-			      $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; exit}' /proc/stat
+# nv_brd_up: $NVMET_DEV (/dev/ram0) of NV_BRD_MIB MiB, brd loaded again
+# when it has another size, and every page of it written once: brd fills
+# a read of a page never written with zeros instead of copying it, which
+# would flatter the bare column.
+nv_brd_up() {
+	local sectors=$((NV_BRD_MIB * 2048))
+
+	if [ -e /sys/block/ram0 ] &&
+	   [ "$(cat /sys/block/ram0/size)" != $sectors ]; then
+		rmmod brd || { echo "brd has another size and is in use"; return 1; }
+	fi
+	modprobe brd rd_nr=1 rd_size=$((NV_BRD_MIB * 1024)) || return 1
+	[ "$(cat /sys/block/ram0/size 2>/dev/null)" = $sectors ] ||
+		{ echo "/dev/ram0 is not $NV_BRD_MIB MiB"; return 1; }
+	dd if=/dev/zero of="$NVMET_DEV" bs=1M count=$NV_BRD_MIB oflag=direct 2>/dev/null ||
+		{ echo "cannot write $NVMET_DEV"; return 1; }
 }
 
-# engine_ns DEV: nanoseconds vhca DEV's engine has been busy.
-engine_ns() {
-	awk '$1 == "busy_ns" {print $2}' "/sys/kernel/debug/vhca/$1/engine" 2>/dev/null
+# nv_verify DEV: NV_VERIFY_MIB MiB of a fresh random pattern written to
+# DEV with O_DIRECT read back the same through DEV and, when DEV is a
+# fabric's, on the RAM disk itself (nvmeof.sh's pattern_rw, same_range).
+nv_verify() {
+	pattern_rw "$1" $NV_VERIFY_MIB ||
+		{ echo "$NV_VERIFY_MIB MiB written to $1 read back different (or dd failed)"; return 1; }
+	[ "$1" = "$NVMET_DEV" ] && return 0
+	same_range "$1" "$NVMET_DEV" $NV_VERIFY_MIB 0 ||
+		{ echo "$1 and $NVMET_DEV differ in their first $NV_VERIFY_MIB MiB (or dd failed)"; return 1; }
 }
 
-# nv_share JOBS IOPS T0 T1 E0 E1: where the CPUs went during a vhca 4 KiB
-# run (cpu_ticks before/after, engine_ns before/after), and the IOPS the
-# same CPU time would give if the engine cost nothing: the ceiling of
-# any engine speed-up when the CPUs are saturated.
-nv_share() {
-	awk -v j="$1" -v iops="$2" -v t0="$3" -v t1="$4" -v e0="$5" -v e1="$6" \
+# nv_up T: target T ready for the rounds. For a fabric: its netdev (and
+# RDMA device), an nvmet port and subsystem exporting the RAM disk over
+# its transport, and a host connected with NV_QUEUES I/O queues. Then T's
+# data is verified ("ok"/"not ok" line); only a verified target's block
+# device is kept, so the cells of any other read n/a, and nv_why says why.
+nv_up() {
+	local t=$1 out blk
+
+	nv_use "$t"
+	blk=$NVMET_DEV
+	if [ "$t" != brd ]; then
+		if [ "$t" = tcp ]; then
+			out=$(dummy_up "$NV_NETDEV" "$NV_ADDR/24" 2>&1)
+		else
+			out=$(run_for $((PROGRESS_TMO + 30)) rdma_link_up "$t" "$NV_DEV" "$NV_NETDEV" "$NV_ADDR")
+		fi || { nv_why "$t" "${NV_DEV:-$NV_NETDEV}: $(echo "$out" | tail -1)"; return 1; }
+		if ! out=$(nvmet_up "$NV_ADDR" 2>&1); then
+			nv_why "$t" "nvmet $NVME_TRTYPE port on $NV_ADDR: $(echo "$out" | tail -1)"
+			return 1
+		fi
+		if ! blk=$(nvme_host_up "$NV_ADDR" $NV_QUEUES); then
+			nv_why "$t" "connect, nr_io_queues=$NV_QUEUES: $(echo "$blk" | tail -1)"
+			return 1
+		fi
+		nv_set "$t" 0 queues "$(nvme_queues)"
+	fi
+	if ! out=$(run_for 120 nv_verify "$blk"); then
+		t_fail "bench: NVMe-oF, $NV_LABEL: data verified before timing" \
+			"$(echo "$out" | tail -1)"
+		nv_why "$t" "data not verified: $(echo "$out" | tail -1)"
+		return 1
+	fi
+	t_ok "bench: NVMe-oF, $NV_LABEL: data verified before timing ($blk, $NV_VERIFY_MIB MiB)"
+	nv_set "$t" 0 blk "$blk"
+}
+
+# nv_down T: undo nv_up T, best effort; a step that fails counts against
+# T's figures only when nothing did before.
+nv_down() {
+	nv_use "$1"
+	[ "$1" = brd ] && return 0
+	nvme_host_down >/dev/null || nv_why "$1" "disconnect timed out"
+	run_for 60 nvmet_down || nv_why "$1" "nvmet port removal timed out"
+	if [ "$1" = tcp ]; then
+		ip link del "$NV_NETDEV" 2>/dev/null ||
+			nv_why "$1" "ip link del $NV_NETDEV failed"
+	else
+		run_for 60 rdma_link_down "$NV_DEV" "$NV_NETDEV" >/dev/null ||
+			nv_why "$1" "rdma link del $NV_DEV failed"
+	fi
+}
+
+# nv_fio T R WHAT DEV ENGINE RW BS QD JOBS [OPTION...]: one fio run of
+# $RUNTIME s on DEV, O_DIRECT, all jobs reported together
+# (group_reporting), its terse line (version 3) in /tmp/nv_fio.out. fio
+# runs in /tmp, where it writes the output of an --exec_prerun or
+# --exec_postrun command (nv.prerun.txt, nv.postrun.txt). On failure
+# WHAT's failure is kept for T; after a run that overran its deadline T
+# runs nothing more (a wedged fabric would only time out again).
+nv_fio() {
+	local t=$1 r=$2 w=$3 dev=$4 eng=$5 rw=$6 bs=$7 qd=$8 jobs=$9 rc
+
+	shift 9
+	[ -z "$(nv_get "$t" 0 dead)" ] || return 1
+	rm -f /tmp/nv.prerun.txt /tmp/nv.postrun.txt
+	(cd /tmp && run_for $((RUNTIME + 60)) \
+		fio --thread --name=nv --filename="$dev" --direct=1 \
+		    --ioengine="$eng" --rw="$rw" --bs="$bs" --iodepth="$qd" \
+		    --numjobs="$jobs" --group_reporting --time_based \
+		    --runtime="$RUNTIME" --output-format=terse \
+		    --terse-version=3 "$@") > /tmp/nv_fio.out 2>&1
+	rc=$?
+	[ $rc = 124 ] && nv_set "$t" 0 dead 1
+	if [ $rc != 0 ] || ! grep -q '^3;' /tmp/nv_fio.out; then
+		nv_why "$t" "round $r, $w: fio failed ($rc): $(grep -v -e '^3;' -e 'Saving output of' /tmp/nv_fio.out | tail -1)"
+		return 1
+	fi
+}
+
+# nv_val WHAT: a figure of the terse line in /tmp/nv_fio.out, whose
+# fields (version 3, the read side; fio's HOWTO, "Terse output") are:
+# 6 KiB read, 7 bandwidth in KiB/s, 8 IOPS, 14 to 17 completion latency
+# min, max, mean and deviation in us, 18 to 37 its percentiles, each as
+# "P%=US" (fio's default list, which has 99.000000%). WHAT: kib, iops,
+# mib (MiB/s), lat (mean completion latency, us), p99 (its 99th
+# percentile, us). fio reports no submission latency for psync, so its
+# completion latency is the whole of a read there.
+nv_val() {
+	awk -F';' -v w="$1" '$1 == "3" {
+		if (w == "kib") print $6
+		else if (w == "iops") print $8
+		else if (w == "mib") printf "%.1f\n", $7 / 1024
+		else if (w == "lat") printf "%.1f\n", $16
+		else if (w == "p99")
+			for (i = 18; i <= 37; i++)
+				if ($i ~ /^99\.0*%=[0-9]+$/) {
+					v = $i
+					sub(/^.*=/, "", v)
+					print v
+					break
+				}
+		exit
+	}' /tmp/nv_fio.out
+}
+
+# nv_counters [FILE...]: from /proc/stat's lines (and a vhca engine file's)
+# in FILE or on stdin: the busy and total CPU time of all CPUs so far in
+# USER_HZ ticks (busy: user, nice, system, irq, softirq, steal), the
+# context switches of all CPUs so far and the nanoseconds the engine has
+# been busy (0 without an engine file); nothing without /proc/stat.
+nv_counters() {
+	awk '$1 == "cpu" {busy = $2 + $3 + $4 + $7 + $8 + $9; all = busy + $5 + $6}
+	     $1 == "ctxt" {ctxt = $2}
+	     $1 == "busy_ns" {eng = $2}
+	     END {if (ctxt != "") print busy, all, ctxt, eng + 0}' "$@" 2>/dev/null
+}
+
+# nv_sources: the files nv_counters reads for the current target:
+# /proc/stat, and vhca's engine file on vhca.
+nv_sources() {
+	echo /proc/stat
+	[ -r "/sys/kernel/debug/vhca/$NV_DEV/engine" ] &&
+		echo "/sys/kernel/debug/vhca/$NV_DEV/engine"
+}
+
+# nv_perio C0 C1 KIB: context switches and busy CPU time (us) per I/O of
+# a 4 KiB run that read KIB KiB, from nv_counters at its start (C0) and
+# at its end (C1); nothing without I/Os or counters.
+nv_perio() {
+	awk -v c0="$1" -v c1="$2" -v kib="$3" \
 	    -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" 'BEGIN {
-		split(t0, a, " "); split(t1, b, " ")
+		split(c0, a, " "); split(c1, b, " ")
+		ios = kib / 4
+		if (ios > 0 && a[3] != "" && b[3] != "")
+			printf "%.2f %.1f\n", (b[3] - a[3]) / ios,
+			       (b[1] - a[1]) * 1e6 / hz / ios
+	}'
+}
+
+# nv_share R JOBS IOPS C0 C1: where the CPUs went during a vhca 4 KiB run
+# (nv_counters at its start and end), and the IOPS the same CPU time
+# would give if the engine cost nothing: the ceiling of any engine
+# speed-up when the CPUs are saturated.
+nv_share() {
+	awk -v r="$1" -v j="$2" -v iops="$3" -v c0="$4" -v c1="$5" \
+	    -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" 'BEGIN {
+		split(c0, a, " "); split(c1, b, " ")
 		busy = (b[1] - a[1]) / hz; total = (b[2] - a[2]) / hz
-		eng = (e1 - e0) / 1e9
+		eng = (b[4] - a[4]) / 1e9
 		if (total <= 0 || busy <= eng || iops == "") {
-			print "bench: NVMe-oF over vhca0, " j " job(s): CPU share not measured"
+			print "bench: NVMe-oF round " r ", vhca0, " j " job(s): CPU share not measured"
 			exit
 		}
-		printf "bench: NVMe-oF over vhca0, %d job(s), 4 KiB randread: CPUs busy %.0f%% of the time, vhca engine %.1f%% of the CPU time used; with a free engine at most %.0f IOPS (%.2fx)\n",
-		       j, 100 * busy / total, 100 * eng / busy,
+		printf "bench: NVMe-oF round %d, vhca0, %d job(s), 4 KiB randread: CPUs busy %.0f%% of the time, vhca engine %.1f%% of the CPU time used; with a free engine at most %.0f IOPS (%.2fx)\n",
+		       r, j, 100 * busy / total, 100 * eng / busy,
 		       iops * busy / (busy - eng), busy / (busy - eng)
 	}'
 }
 
-# nv_side TYPE DEV NETDEV ADDR PORT: DEV of TYPE on NETDEV with ADDR, its
-# own nvmet port and subsystem on the RAM disk, and for 1 and 4 jobs a
-# connect with as many I/O queues, the two fio runs, a disconnect.
-nv_side() {
-	local type=$1 dev=$2 netdev=$3 addr=$4 jobs blk out t0 t1 e0 e1
+# nv_round T R: round R of target T, each workload a fio run of $RUNTIME s:
+# 4 KiB random reads at QD 32 with 1 and 4 jobs and 128 KiB sequential
+# reads at QD 16 with 1 and 4 jobs (libaio), then 4 KiB random reads at
+# QD 1 (psync, 1 job) for the latency. The 4 KiB 1-job run's job reads
+# the counters (nv_counters) itself right before its first I/O and right
+# after its last (fio's exec_prerun and exec_postrun), so that fio's
+# start and exit stay out of the context switches and CPU time per I/O;
+# the 4-job run's four jobs would each run those commands, so on vhca its
+# engine's share (nv_share) comes from counters read around the run.
+nv_round() {
+	local t=$1 r=$2 blk j c0 c1 src pio
 
-	NQN=nqn.2026-11.org.mrcore:bench-$dev
-	NVMET_PORT=$5
-	if ! out=$(run_for $((PROGRESS_TMO + 30)) rdma_link_up "$type" "$dev" "$netdev" "$addr"); then
-		nv_why "$type" "$dev: $(echo "$out" | tail -1)"
-		run_for 60 rdma_link_down "$dev" "$netdev" >/dev/null 2>&1
-		return 1
+	blk=$(nv_get "$t" 0 blk)
+	[ -n "$blk" ] || return 0
+	nv_use "$t"
+	src=$(nv_sources | tr '\n' ' ')
+	if nv_fio "$t" "$r" "4 KiB QD32 1 job" "$blk" libaio randread 4k 32 1 \
+		  --exec_prerun="cat $src" --exec_postrun="cat $src"; then
+		c0=$(nv_counters /tmp/nv.prerun.txt)
+		c1=$(nv_counters /tmp/nv.postrun.txt)
+		nv_set "$t" "$r" iops1 "$(nv_val iops)"
+		pio=$(nv_perio "$c0" "$c1" "$(nv_val kib)")
+		nv_set "$t" "$r" ctx "${pio% *}"
+		nv_set "$t" "$r" cpu "${pio#* }"
+		[ "$t" = vhca ] && nv_share "$r" 1 "$(nv_get "$t" "$r" iops1)" "$c0" "$c1"
 	fi
-	if ! out=$(nvmet_up "$addr" 2>&1); then
-		nv_why "$type" "nvmet port on $addr: $(echo "$out" | tail -1)"
-		nvmet_down >/dev/null 2>&1
-		run_for 60 rdma_link_down "$dev" "$netdev" >/dev/null 2>&1
-		return 1
+	# shellcheck disable=SC2086
+	c0=$(nv_counters $src)
+	if nv_fio "$t" "$r" "4 KiB QD32 4 jobs" "$blk" libaio randread 4k 32 4; then
+		# shellcheck disable=SC2086
+		c1=$(nv_counters $src)
+		nv_set "$t" "$r" iops4 "$(nv_val iops)"
+		[ "$t" = vhca ] && nv_share "$r" 4 "$(nv_get "$t" "$r" iops4)" "$c0" "$c1"
 	fi
-	for jobs in 1 4; do
-		if ! blk=$(nvme_host_up "$addr" $jobs); then
-			nv_why "$type" "connect, nr_io_queues=$jobs: $(echo "$blk" | tail -1)"
-			nvme_host_down >/dev/null 2>&1
-			continue
-		fi
-		nv_set "$type" $jobs queues "$(nvme_queues)"
-		t0=$(cpu_ticks)
-		e0=$(engine_ns "$dev")
-		nv_set "$type" $jobs iops "$(fio_figure "$blk" randread 4k 32 $jobs 8)"
-		t1=$(cpu_ticks)
-		e1=$(engine_ns "$dev")
-		[ "$type" = vhca ] &&
-			nv_share $jobs "$(nv_get "$type" $jobs iops)" "$t0" "$t1" "$e0" "$e1"
-		nv_set "$type" $jobs kibs "$(fio_figure "$blk" read 128k 32 $jobs 7)"
-		echo "bench: NVMe-oF over $dev, $jobs job(s), $(nv_get "$type" $jobs queues) I/O queue(s):" \
-		     "4 KiB randread $(nv_get "$type" $jobs iops) IOPS," \
-		     "128 KiB read $(nv_get "$type" $jobs kibs) KiB/s"
-		nvme_host_down >/dev/null ||
-			nv_why "$type" "disconnect after $jobs job(s) timed out"
+	for j in 1 4; do
+		nv_fio "$t" "$r" "128 KiB QD16 $j job(s)" "$blk" libaio read 128k 16 $j &&
+			nv_set "$t" "$r" mib$j "$(nv_val mib)"
 	done
-	nvmet_down
-	run_for 60 rdma_link_down "$dev" "$netdev" >/dev/null ||
-		nv_why "$type" "rdma link del $dev failed"
+	if nv_fio "$t" "$r" "4 KiB QD1 psync" "$blk" psync randread 4k 1 1; then
+		nv_set "$t" "$r" lat "$(nv_val lat)"
+		nv_set "$t" "$r" p99 "$(nv_val p99)"
+	fi
+	echo "bench: NVMe-oF round $r, $NV_LABEL ($blk):" \
+	     "4 KiB QD32 $(nv_get "$t" "$r" iops1) / $(nv_get "$t" "$r" iops4) IOPS (1 / 4 jobs)," \
+	     "128 KiB QD16 $(nv_get "$t" "$r" mib1) / $(nv_get "$t" "$r" mib4) MiB/s," \
+	     "QD1 latency $(nv_get "$t" "$r" lat) us mean, $(nv_get "$t" "$r" p99) us p99;" \
+	     "per I/O $(nv_get "$t" "$r" ctx) context switches, $(nv_get "$t" "$r" cpu) us CPU"
 }
 
-# nv_mbps KIB/S: MB/s (10^6 B/s) with one decimal, or n/a.
-nv_mbps() {
-	[ -n "$1" ] || { echo n/a; return; }
-	awk -v k="$1" 'BEGIN {printf "%.1f", k * 1024 / 1e6}'
+# nv_cell T WHAT: T's WHAT as "round 1 / round 2", n/a for a missing one.
+nv_cell() {
+	local a b
+
+	a=$(nv_get "$1" 1 "$2")
+	b=$(nv_get "$1" 2 "$2")
+	echo "${a:-n/a} / ${b:-n/a}"
 }
 
-# nv_ratio A B: A / B with two decimals, or n/a.
+# nv_trow LABEL WHAT: a row of the table, one cell a target.
+nv_trow() {
+	printf '| %-44s | %17s | %17s | %17s | %17s |\n' "$1" \
+		"$(nv_cell brd "$2")" "$(nv_cell tcp "$2")" \
+		"$(nv_cell vhca "$2")" "$(nv_cell rxe "$2")"
+}
+
+# nv_ratio A B: A / B with two decimals, or n/a (the perftest and ureg
+# tables' ratios).
 nv_ratio() {
 	case "$1:$2" in
 	n/a:* | *:n/a | :* | *: | *:0 | *:0.0) echo n/a; return ;;
@@ -310,63 +512,83 @@ nv_ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'
 }
 
-# nv_row LABEL JOBS RXE VHCA
-nv_row() {
-	printf '| %-29s | %4s | %10s | %10s | %8s |\n' "$1" "$2" "${3:-n/a}" \
-		"${4:-n/a}" "$(nv_ratio "${4:-n/a}" "${3:-n/a}")"
-}
-
-# nv_verdict TYPE DEV: one line, whether all of TYPE's figures were measured.
+# nv_verdict T: one line, whether every cell of T's column was measured.
 nv_verdict() {
-	local jobs w why
+	local r w why
 
-	why=$(eval "echo \${nv_why_$1:-}")
-	for jobs in 1 4; do
-		for w in iops kibs; do
-			case "$(nv_get "$1" $jobs $w)" in
-			"" | 0) why=${why:-"$jobs job(s): no $w figure (fio failed)"} ;;
+	nv_use "$1"
+	why=$(nv_why_of "$1")
+	for r in 1 2; do
+		for w in iops1 iops4 mib1 mib4 lat p99 ctx cpu; do
+			case "$(nv_get "$1" $r $w)" in
+			"" | 0 | 0.0) why=${why:-"round $r: no $w figure"} ;;
 			esac
 		done
 	done
 	if [ -z "$why" ]; then
-		t_ok "bench: NVMe-oF over $2 figures measured"
+		t_ok "bench: NVMe-oF table, $NV_LABEL column measured"
 	else
-		t_fail "bench: NVMe-oF over $2 figures measured" "$why"
+		t_fail "bench: NVMe-oF table, $NV_LABEL column measured" "$why"
 	fi
 }
 
 nvmeof_part() {
-	local ncpu j
+	local t0 out t r ncpu
 
-	if ! nvmeof_modules || ! modprobe rdma_rxe || ! load_mrcore; then
-		t_fail "bench: NVMe-oF modules load" "nvmet, nvme-rdma, rxe, mrcore or vhca"
+	t0=$(date +%s)
+	if ! out=$(nv_brd_up 2>&1) || ! out=$(nvmeof_modules 2>&1); then
+		t_fail "bench: NVMe-oF: a $NV_BRD_MIB MiB brd and nvmet" \
+			"$(echo "${out:-modprobe failed}" | tail -1)"
 		return 1
 	fi
+	nvmeof_tcp_modules || nv_why tcp "modprobe nvmet-tcp nvme-tcp failed"
+	modprobe rdma_rxe || nv_why rxe "modprobe rdma_rxe failed"
+	load_mrcore || nv_why vhca "mrcore and vhca do not load"
 	# A broken connection fails I/O at once instead of hanging fio.
 	NVME_OPTS=ctrl_loss_tmo=5,reconnect_delay=1,fast_io_fail_tmo=0
-	nv_side rxe rxe0 nbr0 10.77.0.1 11
-	nv_side vhca vhca0 nbv0 10.76.0.1 12
+	for t in $NV_TARGETS; do
+		[ -n "$(nv_why_of "$t")" ] || nv_up "$t"
+	done
+	for r in 1 2; do
+		for t in $NV_TARGETS; do
+			nv_round "$t" $r
+		done
+	done
+	for t in $NV_TARGETS; do
+		nv_down "$t"
+	done
 	run_for 60 unload_mrcore >/dev/null ||
 		nv_why vhca "rmmod vhca mrcore failed"
+	rm -f /tmp/nv_fio.out /tmp/nv.prerun.txt /tmp/nv.postrun.txt /tmp/pat \
+	      /tmp/back /tmp/ra /tmp/rb
 
 	ncpu=$(grep -c ^processor /proc/cpuinfo)
-	echo "bench: NVMe-oF over RDMA, RAM-disk namespace (brd), fio libaio direct, QD 32 per job, ${RUNTIME} s each"
-	echo "bench: nr_io_queues = jobs (nvme-rdma caps it at the $ncpu CPUs); I/O queues used, rxe/vhca:" \
-	     "1 job $(nv_get rxe 1 queues)/$(nv_get vhca 1 queues)," \
-	     "4 jobs $(nv_get rxe 4 queues)/$(nv_get vhca 4 queues); ratio = vhca / rxe"
-	echo "| workload                      | jobs |        rxe |       vhca | vhca/rxe |"
-	echo "|-------------------------------|-----:|-----------:|-----------:|---------:|"
-	for j in 1 4; do
-		nv_row "4 KiB randread QD32 (IOPS)" $j \
-			"$(nv_get rxe $j iops)" "$(nv_get vhca $j iops)"
+	echo "bench: NVMe-oF: a $NV_BRD_MIB MiB brd RAM disk (every page written) read directly (bare brd)," \
+	     "and exported by nvmet, host in the same VM, over NVMe/TCP (nvmet-tcp, nvme-tcp) on a dummy" \
+	     "netdev's address, and over RDMA (nvmet-rdma, nvme-rdma) on vhca0 and on rxe0"
+	echo "bench: nr_io_queues=$NV_QUEUES, I/O queues used ($ncpu CPUs):" \
+	     "NVMe/TCP $(nv_get tcp 0 queues), vhca0 $(nv_get vhca 0 queues), rxe0 $(nv_get rxe 0 queues);" \
+	     "$NV_VERIFY_MIB MiB written and read back through each before timing"
+	echo "bench: fio direct, ${RUNTIME} s a run, libaio (throughput), psync (QD1 latency:" \
+	     "completion latency); two rounds, a round runs every column in turn; cells: round 1 / round 2"
+	echo "bench: per I/O: /proc/stat read by the 4 KiB QD32 1-job run's job before its first I/O and" \
+	     "after its last, the deltas over fio's I/O count: context switches, busy CPU time of all" \
+	     "CPUs (user, nice, system, irq, softirq, steal)"
+	printf '| %-44s | %17s | %17s | %17s | %17s |\n' "workload (round 1 / round 2)" \
+		"bare brd" NVMe/TCP vhca0 rxe0
+	echo "|----------------------------------------------|------------------:|------------------:|------------------:|------------------:|"
+	nv_trow "4 KiB randread QD32, 1 job (IOPS)" iops1
+	nv_trow "4 KiB randread QD32, 4 jobs (IOPS)" iops4
+	nv_trow "128 KiB read QD16, 1 job (MiB/s)" mib1
+	nv_trow "128 KiB read QD16, 4 jobs (MiB/s)" mib4
+	nv_trow "4 KiB randread QD1 latency, mean (us)" lat
+	nv_trow "4 KiB randread QD1 latency, p99 (us)" p99
+	nv_trow "context switches per I/O (4 KiB QD32, 1 job)" ctx
+	nv_trow "CPU time per I/O, us (4 KiB QD32, 1 job)" cpu
+	for t in $NV_TARGETS; do
+		nv_verdict "$t"
 	done
-	for j in 1 4; do
-		nv_row "128 KiB seq read QD32 (MB/s)" $j \
-			"$(nv_mbps "$(nv_get rxe $j kibs)")" \
-			"$(nv_mbps "$(nv_get vhca $j kibs)")"
-	done
-	nv_verdict rxe rxe0
-	nv_verdict vhca vhca0
+	echo "bench: NVMe-oF part took $(($(date +%s) - t0)) s"
 }
 
 bench_part nvmeof && nvmeof_part
