@@ -13,8 +13,8 @@
 #              files (corpus, PCs, rings, reproducers) land in FUZZ_OUT
 # Environment: USER_DEVS, the RDMA device types user_verbs.sh runs on
 # (default "rxe vhca"), passed to the guest as mrcore.userdevs=;
-# BENCH_PARTS, the parts of --bench to run (of "mr fmr nvmeof perftest",
-# default all), passed as mrcore.bench=;
+# BENCH_PARTS, the parts of --bench to run (of "mr fmr nvmeof perftest
+# ureg", default all), passed as mrcore.bench=;
 # MRCORE_VM_EXCLUDE, scripts the test mode does not run (mrcore.exclude=);
 # MRCORE_KMEMLEAK=0, kmemleak off in the debug kernel (on by default);
 # for --fuzz, FUZZ_SECONDS, FUZZ_EXECS, FUZZ_SEED, FUZZ_THREADS and
