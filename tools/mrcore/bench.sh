@@ -315,11 +315,13 @@ nv_up() {
 	nv_set "$t" 0 blk "$blk"
 }
 
-# nv_down T: undo nv_up T, best effort; a step that fails counts against
-# T's figures only when nothing did before.
+# nv_down T: undo nv_up T, best effort, once; a step that fails counts
+# against T's figures only when nothing did before.
 nv_down() {
 	nv_use "$1"
 	[ "$1" = brd ] && return 0
+	[ -z "$(nv_get "$1" 0 down)" ] || return 0
+	nv_set "$1" 0 down 1
 	nvme_host_down >/dev/null || nv_why "$1" "disconnect timed out"
 	run_for 60 nvmet_down || nv_why "$1" "nvmet port removal timed out"
 	if [ "$1" = tcp ]; then
@@ -546,12 +548,16 @@ nvmeof_part() {
 	load_mrcore || nv_why vhca "mrcore and vhca do not load"
 	# A broken connection fails I/O at once instead of hanging fio.
 	NVME_OPTS=ctrl_loss_tmo=5,reconnect_delay=1,fast_io_fail_tmo=0
+	# A target that failed is taken down at once: its reconnects and
+	# timeouts would otherwise run during the other targets' timed runs,
+	# whose context switches and CPU time are the whole system's.
 	for t in $NV_TARGETS; do
-		[ -n "$(nv_why_of "$t")" ] || nv_up "$t"
+		[ -n "$(nv_why_of "$t")" ] || nv_up "$t" || nv_down "$t"
 	done
 	for r in 1 2; do
 		for t in $NV_TARGETS; do
 			nv_round "$t" $r
+			[ -z "$(nv_get "$t" 0 dead)" ] || nv_down "$t"
 		done
 	done
 	for t in $NV_TARGETS; do

@@ -215,11 +215,11 @@ fuzz_run() {
 		fuzz_ring
 		ret=1
 	fi
-	# A task that died in the kernel (taint D, an oops) may hold what
-	# the teardown waits for (the chardev's mutex, a netdev's last
-	# reference): the VM would sit there until its timeout, hours for a
-	# long run. Keep the files and stop.
-	if [ $(($(cat /proc/sys/kernel/tainted) & 128)) != 0 ]; then
+	# A task that died in the kernel during the run (taint D, an oops)
+	# may hold what the teardown waits for (the chardev's mutex, a
+	# netdev's last reference): the VM would sit there until its
+	# timeout, hours for a long run. Keep the files and stop.
+	if [ $(($(cat /proc/sys/kernel/tainted) & ~TAINT0 & 128)) != 0 ]; then
 		echo "# $T: a task died in the kernel (taint D): no teardown"
 		fuzz_save
 		exit 1
@@ -235,6 +235,8 @@ cp ./mrc_fuzz "$MRC_ROOT/tmp/mrc_fuzz" ||
 	{ t_fail "$T: prerequisite" "cannot copy mrc_fuzz into the chroot"; exit 4; }
 
 klog_mark "$T"
+# Taint D never clears: only a new one is this run's (fuzz_run).
+TAINT0=$(cat /proc/sys/kernel/tainted)
 if t_gate "$T: mrcore, vhca and mrcore_test load" fuzz_load; then
 	mrc_dev_run "$T" vhca "$DEV" "$NETDEV" "$ADDR" fuzz_run || rc=1
 	if ! builtin_module mrcore_test && [ -e /sys/module/mrcore_test ]; then
