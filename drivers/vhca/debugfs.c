@@ -195,9 +195,11 @@ static const struct seq_operations vhca_xlt_sops = {
 DEFINE_SEQ_ATTRIBUTE(vhca_xlt);
 
 /*
- * The "engine" file: nanoseconds the engine's workers have spent running
- * send queues since the device was created, the linger polls left out;
- * two reads around a workload give the engine's share of the CPUs.
+ * The "engine" file: nanoseconds the engine has spent running send queues
+ * since the device was created, the linger polls left out (two reads
+ * around a workload give the engine's share of the CPUs); the WQEs
+ * completed by runs in a poster's call and by the workers; the ODP mkey
+ * contexts live, which keep a kernel post_send from running receives.
  */
 static int vhca_engine_show(struct seq_file *m, void *unused)
 {
@@ -205,6 +207,11 @@ static int vhca_engine_show(struct seq_file *m, void *unused)
 
 	seq_printf(m, "busy_ns %lld\n",
 		   (long long)atomic64_read(&vdev->engine_busy_ns));
+	seq_printf(m, "inline_wqes %lld\n",
+		   (long long)atomic64_read(&vdev->engine_inline_wqes));
+	seq_printf(m, "worker_wqes %lld\n",
+		   (long long)atomic64_read(&vdev->engine_worker_wqes));
+	seq_printf(m, "odp_mkeys %d\n", atomic_read(&vdev->odp_mkeys));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(vhca_engine);

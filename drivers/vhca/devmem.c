@@ -141,6 +141,16 @@ static void vhca_mkc_write_fields(void __iomem *slot,
 }
 
 /*
+ * Does @slot hold a context a walk may meet a page fault in: an ODP one,
+ * VALID or FREE? vdev->odp_mkeys counts them.
+ */
+static bool vhca_mkc_odp(void __iomem *slot)
+{
+	return readb(slot + VHCA_MKC_STATE) != MRC_MKEY_INVALID &&
+	       (readb(slot + VHCA_MKC_FLAGS) & MRC_MKEY_F_ODP);
+}
+
+/*
  * Revoke a slot that is not INVALID. A VALID slot may have walkers inside
  * it, reading its fields and entries and copying: wait for them, so none
  * mixes the old context with the new one. A FREE slot has none, as
@@ -168,12 +178,14 @@ static void vhca_mkc_revoke(struct vhca_dev *vdev, u32 index)
  * a slot that is not INVALID is revoked first (and drained of walkers),
  * then every field but the state is written, and the state byte goes
  * last, behind a write barrier. A rejected context leaves the slot
- * untouched.
+ * untouched. An ODP context is counted in vdev->odp_mkeys before it can
+ * be walked, and uncounted once it cannot.
  */
 static int vhca_write_mkey(struct mrc_device *mdev, u32 index,
 			   const struct mrc_mkey_ctx *ctx)
 {
 	struct vhca_dev *vdev = mdev_to_vhca(mdev);
+	bool odp, was_odp;
 	void __iomem *slot;
 	int err;
 
@@ -185,12 +197,24 @@ static int vhca_write_mkey(struct mrc_device *mdev, u32 index,
 		return err;
 	}
 
-	vhca_mkc_revoke(vdev, index);
 	slot = vhca_mkc_slot(vdev, index);
+	was_odp = vhca_mkc_odp(slot);
+	odp = ctx->state != MRC_MKEY_INVALID && (ctx->flags & MRC_MKEY_F_ODP);
+	if (odp && !was_odp) {
+		atomic_inc(&vdev->odp_mkeys);
+		/*
+		 * Counted before the key can be walked: a post naming it
+		 * comes after, and a run reads the count after the post.
+		 */
+		smp_mb__after_atomic();
+	}
+	vhca_mkc_revoke(vdev, index);
 	vhca_mkc_write_fields(slot, ctx);
 	/* Pairs with the rmb() in vhca_read_mkey(): fields before state. */
 	wmb();
 	writeb(ctx->state, slot + VHCA_MKC_STATE);
+	if (was_odp && !odp)
+		atomic_dec(&vdev->odp_mkeys);
 
 	vhca_dbg_mkey(vdev, index, "key 0x%08x state %u mode %u pdn %u\n",
 		      ctx->key, ctx->state, ctx->access_mode, ctx->pdn);
@@ -208,13 +232,17 @@ static int vhca_invalidate_mkey(struct mrc_device *mdev, u32 index)
 {
 	struct vhca_dev *vdev = mdev_to_vhca(mdev);
 	void __iomem *slot;
+	bool was_odp;
 
 	if (!vhca_mkey_index_valid(vdev, index))
 		return -EINVAL;
 
 	slot = vhca_mkc_slot(vdev, index);
+	was_odp = vhca_mkc_odp(slot);
 	writeb(MRC_MKEY_INVALID, slot + VHCA_MKC_STATE);
 	vhca_mkey_drain(vdev, index);
+	if (was_odp)
+		atomic_dec(&vdev->odp_mkeys);
 
 	vhca_dbg_mkey(vdev, index, "invalidated\n");
 	return 0;
@@ -459,6 +487,7 @@ int vhca_devmem_init(struct vhca_dev *vdev)
 	if (!mem)
 		return -ENOMEM;
 	spin_lock_init(&vdev->counter_lock);
+	atomic_set(&vdev->odp_mkeys, 0);
 
 	/*
 	 * The one place device memory is plain memory: from here on it is

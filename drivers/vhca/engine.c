@@ -3,24 +3,26 @@
  * vhca engine: the send-queue scheduler and the requester; executes work
  * requests the way an HCA's DMA engine does.
  *
- * Every QP's send queue runs on the device's workqueue (post_send only
- * queues and kicks, so it never sleeps). The engine takes the WQE at the
- * queue's tail and executes it to the end before the next one, so the
- * queue is executed in order and fences hold trivially. A message to a
+ * Every QP's send queue runs on the device's workqueue, or in the
+ * poster's call when the queue is idle: a user doorbell's system call
+ * (vhca_engine_doorbell()), or a kernel post_send for what cannot sleep
+ * (vhca_engine_post()). The engine takes the WQE at the queue's tail and
+ * executes it to the end before the next one, so the queue is executed
+ * in order and fences hold trivially. A message to a
  * peer is delivered through the loopback fabric: the engine finds the
  * responder QP and executes the responder's side too (taking a receive,
  * checking the rkey, moving the bytes, completing the receive).
  *
  * Flow of one WQE: vhca_engine_kick() queues the QP's vhca_sq_work(),
- * whose vhca_sq_run() takes the WQE at the tail (queue.h) and, with the
- * QP in RTS, calls vhca_exec_wqe(). A memory-management WR executes
- * locally (frwr.c); any other gets a cursor over its list (xfer.c), its
- * responder (vhca_fabric_resolve(), fabric.c) and a request, which the
- * responder executes (vhca_respond(), resp.c). The verdict completes the
- * WQE (vhca_sq_complete()), or arms the RNR or transport retry timer
- * (vhca_retry()); a page fault parks the QP instead (vhca_fault_raise(),
- * fault.c). A queue found empty may be polled a while (engine_linger_us)
- * before the worker is given back. The file reads: completions, the
+ * whose vhca_sq_run() (or a poster's) takes the WQE at the tail (queue.h)
+ * and, with the QP in RTS, calls vhca_exec_wqe(). A memory-management WR
+ * executes locally (frwr.c); any other gets a cursor over its list
+ * (xfer.c), its responder (vhca_fabric_resolve(), fabric.c) and a
+ * request, which the responder executes (vhca_respond(), resp.c). The
+ * verdict completes the WQE (vhca_sq_complete()), or arms the RNR or
+ * transport retry timer (vhca_retry()); a page fault parks the QP instead
+ * (vhca_fault_raise(), fault.c). A queue found empty may be polled a
+ * while (engine_linger_us) before the worker is given back. The file reads: completions, the
  * requester, retries, the scheduler, then the QP's and the device's
  * engine state.
  *
@@ -97,7 +99,15 @@ struct vhca_sq_budget {
 	unsigned int wqes;
 	u64 max_len;		/* longest WQE the run executes, U64_MAX: any */
 	bool linger;		/* poll an empty queue (engine_linger_us) */
+	bool nosleep;		/* a kernel post_send's run (vhca_engine_post()) */
 };
+
+/*
+ * True on a CPU while it runs a send queue inside a kernel post_send
+ * (vhca_engine_post()), bottom halves off: such a run may not sleep, and
+ * a post from a completion handler it calls does not run another.
+ */
+static DEFINE_PER_CPU(bool, vhca_in_post);
 
 /* The longest a transport retry waits, whatever the QP's timeout says. */
 #define VHCA_MAX_RETRY_DELAY_US	(USEC_PER_SEC / 4)
@@ -342,7 +352,7 @@ static void vhca_req_init(struct vhca_req *req, struct vhca_qp *qp,
  * Return: the verdict; with VHCA_DONE, *@status and *@byte_len are set.
  */
 static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
-				       struct vhca_send_wqe *wqe,
+				       struct vhca_send_wqe *wqe, bool nosleep,
 				       enum ib_wc_status *status, u32 *byte_len)
 {
 	union rdma_network_hdr grh;
@@ -412,6 +422,7 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 	}
 
 	vhca_req_init(&req, qp, wqe, &sgl, len);
+	req.nosleep = nosleep;
 	switch (wqe->opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
@@ -548,6 +559,34 @@ static bool vhca_sq_linger(struct vhca_qp *qp, u64 *idle_ns)
 	return arrived;
 }
 
+/*
+ * May a run that cannot sleep (vhca_engine_post()) execute @wqe? Memory
+ * management (REG_MR, LOCAL_INV, BIND_MW, a Send with Invalidate's
+ * invalidation) takes mrcore's mutexes and waits for walkers to drain,
+ * and an atomic's result lands with its page faults resolved in place;
+ * so does a SEND's copy into the receive it has taken, on the sender's
+ * pages or the receiver's, but only when a device involved has ODP keys:
+ * this device is checked here, the receiver's as its receive is taken
+ * (vhca_queue_take_recv()). RDMA WRITE and READ fault restartably (the
+ * QP parks). Read after the WQE was peeked at under the send queue's
+ * lock: a key the WQE names was registered before it was posted, so its
+ * count is seen.
+ */
+static bool vhca_wqe_nosleep(struct vhca_qp *qp,
+			     const struct vhca_send_wqe *wqe)
+{
+	switch (wqe->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_READ:
+		return true;
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		return !atomic_read(&qp->vdev->odp_mkeys);
+	default:
+		return false;
+	}
+}
+
 /* Bytes @wqe moves, for a budget's max_len (an atomic's eight count). */
 static u64 vhca_wqe_len(const struct vhca_send_wqe *wqe)
 {
@@ -557,12 +596,13 @@ static u64 vhca_wqe_len(const struct vhca_send_wqe *wqe)
 }
 
 /*
- * Run @qp's send queue within @b. True when the budget ran out with work
- * left (a WQE beyond the count, or longer than max_len), so the caller
- * has the worker run the queue again.
+ * Run @qp's send queue within @b, counting the WQEs executed in *@done.
+ * True when the budget ran out with work left (a WQE beyond the count,
+ * longer than max_len, or one a run that cannot sleep leaves), so the
+ * caller has the worker run the queue again.
  */
 static bool vhca_sq_run(struct vhca_qp *qp, const struct vhca_sq_budget *b,
-			u64 *idle_ns)
+			u64 *idle_ns, unsigned int *done)
 {
 	unsigned int budget = b->wqes;
 
@@ -603,6 +643,7 @@ static bool vhca_sq_run(struct vhca_qp *qp, const struct vhca_sq_budget *b,
 
 		if (state == IB_QPS_ERR) {
 			vhca_sq_complete(qp, wqe, IB_WC_WR_FLUSH_ERR, 0);
+			(*done)++;
 			continue;
 		}
 		/* SQD, SQE and the states before RTS execute nothing. */
@@ -615,11 +656,16 @@ static bool vhca_sq_run(struct vhca_qp *qp, const struct vhca_sq_budget *b,
 		if (qp->retrying && delayed_work_pending(&qp->retry_work))
 			return false;
 
-		v = vhca_exec_wqe(qp, wqe, &status, &byte_len);
+		if (b->nosleep && !vhca_wqe_nosleep(qp, wqe))
+			return true;
+		v = vhca_exec_wqe(qp, wqe, b->nosleep, &status, &byte_len);
 		if (qp->fault.pending) {
 			vhca_fault_raise(qp);
 			return false;
 		}
+		/* Nothing happened: the worker executes the WQE. */
+		if (v == VHCA_DEFER)
+			return true;
 		qp->fault_failed = false;
 		if (v != VHCA_DONE) {
 			if (vhca_retry(qp, v))
@@ -631,6 +677,7 @@ static bool vhca_sq_run(struct vhca_qp *qp, const struct vhca_sq_budget *b,
 		if (status != IB_WC_SUCCESS)
 			vhca_queue_error(qp);
 		vhca_sq_complete(qp, wqe, status, byte_len);
+		(*done)++;
 	}
 	return true;
 }
@@ -684,13 +731,17 @@ static void vhca_sq_unclaim(struct vhca_qp *qp, bool more)
  * queue is given up last: a stop may then free @qp.
  */
 static void vhca_sq_run_claimed(struct vhca_qp *qp,
-				const struct vhca_sq_budget *b)
+				const struct vhca_sq_budget *b, bool inline_run)
 {
 	u64 start = local_clock(), idle_ns = 0;
+	unsigned int done = 0;
 	bool more;
 	s64 busy;
 
-	more = vhca_sq_run(qp, b, &idle_ns);
+	more = vhca_sq_run(qp, b, &idle_ns, &done);
+	if (done)
+		atomic64_add(done, inline_run ? &qp->vdev->engine_inline_wqes :
+						&qp->vdev->engine_worker_wqes);
 	/*
 	 * local_clock() of another CPU if the run slept and moved: it may be
 	 * a little behind, so a negative span counts as nothing.
@@ -712,7 +763,7 @@ static void vhca_sq_work(struct work_struct *work)
 
 	/* Budget used up: the work is queued again, and other QPs run first. */
 	if (vhca_sq_claim(qp))
-		vhca_sq_run_claimed(qp, &b);
+		vhca_sq_run_claimed(qp, &b, false);
 }
 
 static void vhca_retry_work(struct work_struct *work)
@@ -789,7 +840,75 @@ void vhca_engine_doorbell(struct vhca_qp *qp)
 		return;
 	}
 	if (vhca_sq_claim(qp))
-		vhca_sq_run_claimed(qp, &b);
+		vhca_sq_run_claimed(qp, &b, true);
+}
+
+static unsigned int post_bytes = SZ_4K;
+module_param(post_bytes, uint, 0644);
+MODULE_PARM_DESC(post_bytes,
+		 "longest WQE a kernel post_send executes in its call (at most 128 KiB); longer ones, and all when 0, go to the engine's worker");
+
+/**
+ * vhca_engine_post - run a kernel QP's send queue in its post_send's call
+ * @qp: a kernel QP whose post_send has just queued WQEs
+ *
+ * A NIC starts on a doorbell at once; a worker wake-up costs a context
+ * switch on the way there, and another on the way back when the worker's
+ * completion wakes a task. So when nobody runs the queue, the poster
+ * executes up to VHCA_DOORBELL_BUDGET WQEs of at most post_bytes each
+ * itself, the rest going to the worker as from a doorbell.
+ *
+ * post_send never sleeps, and ULPs call it holding spinlocks or RCU: the
+ * run happens only in task context with interrupts on, bottom halves
+ * off, and executes only what cannot sleep (vhca_wqe_nosleep(), and a
+ * receive taken as vhca_queue_take_recv() allows); the first WQE that
+ * could is left to the worker, untouched. A completion handler is called
+ * as from the device's interrupt, which could have come at that point:
+ * a caller holding a lock its handler takes has interrupts off and runs
+ * nothing here, and a softirq the handler raises (IB_POLL_SOFTIRQ's
+ * irq_poll) runs at the end of the run, on this CPU, without a wake-up
+ * of ksoftirqd. A post from such a handler goes to the worker: runs do
+ * not nest, and the transfer pipes of this CPU are the run's.
+ *
+ * Context: any; does not sleep.
+ */
+void vhca_engine_post(struct vhca_qp *qp)
+{
+	struct vhca_sq_budget b = {
+		.wqes = VHCA_DOORBELL_BUDGET,
+		.max_len = min_t(u64, READ_ONCE(post_bytes), VHCA_XFER_CHUNK),
+		.nosleep = true,
+	};
+
+	if (!b.max_len || !in_task() || irqs_disabled()) {
+		vhca_engine_kick(qp);
+		return;
+	}
+	local_bh_disable();
+	if (__this_cpu_read(vhca_in_post)) {
+		local_bh_enable();
+		vhca_engine_kick(qp);
+		return;
+	}
+	__this_cpu_write(vhca_in_post, true);
+	if (vhca_sq_claim(qp))
+		vhca_sq_run_claimed(qp, &b, true);
+	__this_cpu_write(vhca_in_post, false);
+	local_bh_enable();
+}
+
+/**
+ * vhca_engine_nosleep - is this CPU in a run that may not sleep?
+ *
+ * True inside vhca_engine_post()'s run. Its rules keep page faults that
+ * would be resolved in place out of it; one met anyway (a receive posted
+ * with a key that was registered as an ODP MR only later) fails instead.
+ *
+ * Context: any.
+ */
+bool vhca_engine_nosleep(void)
+{
+	return this_cpu_read(vhca_in_post);
 }
 
 /**
@@ -840,6 +959,8 @@ int vhca_engine_init(struct vhca_dev *vdev)
 
 	spin_lock_init(&vdev->atomic_lock);
 	atomic64_set(&vdev->engine_busy_ns, 0);
+	atomic64_set(&vdev->engine_inline_wqes, 0);
+	atomic64_set(&vdev->engine_worker_wqes, 0);
 	vdev->xbuf = kcalloc(nr_cpu_ids, sizeof(*vdev->xbuf), GFP_KERNEL);
 	if (!vdev->xbuf)
 		return -ENOMEM;

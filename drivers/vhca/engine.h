@@ -17,6 +17,8 @@ void vhca_engine_qp_init(struct vhca_qp *qp);
 void vhca_engine_kick(struct vhca_qp *qp);
 /* Run a user QP's send queue now, in its doorbell's system call. */
 void vhca_engine_doorbell(struct vhca_qp *qp);
+/* Run a kernel QP's send queue now if its post_send may, else soon. */
+void vhca_engine_post(struct vhca_qp *qp);
 /* Stop running @qp's send queue and wait for the engine to leave it. */
 void vhca_engine_qp_stop(struct vhca_qp *qp);
 

@@ -102,6 +102,7 @@ enum vhca_verdict {
 	VHCA_DONE,	/* completed, with the status in the completion */
 	VHCA_RNR,	/* receiver not ready: retry after its RNR timer */
 	VHCA_LOST,	/* no responder answered: retry after the timeout */
+	VHCA_DEFER,	/* not for a run that cannot sleep: nothing was done */
 };
 
 /**
@@ -125,6 +126,8 @@ enum vhca_verdict {
  * @vdev: the requester's device, whose transfer pipes carry the bytes
  * @fault: where a page fault on the responder's memory is recorded for
  *	the requester, or NULL
+ * @nosleep: the requester's run cannot sleep (vhca_engine_post()): a
+ *	receive that could fault in place is left (VHCA_DEFER)
  */
 struct vhca_req {
 	u32 opcode;
@@ -143,11 +146,15 @@ struct vhca_req {
 	struct vhca_cursor *local;
 	struct vhca_dev *vdev;
 	struct vhca_fault *fault;
+	bool nosleep;
 };
 
 /* resp.c: the responder */
 enum vhca_verdict vhca_respond(struct vhca_peer *peer, struct vhca_req *req,
 			       enum ib_wc_status *status);
+
+/* engine.c: is this CPU in a kernel post_send's run, which cannot sleep? */
+bool vhca_engine_nosleep(void);
 
 /* fault.c: the ODP fault queue */
 bool vhca_fault_resolve_sync(struct vhca_fault *f);

@@ -39,16 +39,27 @@
  * vhca_fault_resolve_sync - resolve a page fault in place
  * @f: the fault a walk recorded
  *
- * In the engine's worker, for a copy that cannot be restarted as a whole
- * (its key's device is held by the running operation).
+ * In the engine's worker or a doorbell's run, for a copy that cannot be
+ * restarted as a whole (its key's device is held by the running
+ * operation).
  *
- * Return: true when the pages are mapped.
+ * Context: sleeps, except in a run that cannot (vhca_engine_nosleep()).
+ * Return: true when the pages are mapped; false when they could not be,
+ * or in a run that cannot sleep.
  */
 bool vhca_fault_resolve_sync(struct vhca_fault *f)
 {
 	int err;
 
 	f->pending = false;
+	/*
+	 * A run that cannot sleep takes no receive that could fault; one
+	 * whose key became an ODP MR after it was posted fails instead.
+	 */
+	if (vhca_engine_nosleep()) {
+		atomic64_inc(&f->vdev->odp.fault_errors);
+		return false;
+	}
 	atomic64_inc(&f->vdev->odp.sync_faults);
 	err = mrc_odp_fault(&f->vdev->mdev, f->key, f->iova, f->len,
 			    f->write ? MRC_ODP_WRITE : 0);

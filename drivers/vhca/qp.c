@@ -987,7 +987,9 @@ static enum ib_qp_state vhca_qp_snapshot(struct vhca_qp *qp, u32 *qkey)
  *
  * Each WR is checked and encoded in turn; on the first bad one the WRs
  * before it stay queued. In ERR the WRs are queued for the engine to
- * flush (ib_drain_sq() waits for such a flush). Never sleeps.
+ * flush (ib_drain_sq() waits for such a flush). The WRs queued run in
+ * this call when they may (vhca_engine_post()), else in the engine's
+ * worker. Never sleeps.
  *
  * For a user QP this is the doorbell: librxe has written the WQEs into the
  * ring and posts no WR (ib_uverbs' POST_SEND with wr_count 0); the engine
@@ -1038,7 +1040,7 @@ int vhca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 	}
 	if (queued)
-		vhca_engine_kick(qp);
+		vhca_engine_post(qp);
 	return err;
 }
 

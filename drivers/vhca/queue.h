@@ -24,6 +24,7 @@ enum vhca_take {
 	VHCA_TAKEN,	/* a receive is in hand: ->rq_done() when finished */
 	VHCA_EMPTY,	/* none posted: receiver not ready */
 	VHCA_GONE,	/* the responder left the receiving states meanwhile */
+	VHCA_LATER,	/* not for a run that cannot sleep: none taken */
 };
 
 /**
@@ -36,7 +37,9 @@ enum vhca_take {
  *	@out, with room for VHCA_MAX_SGE SGEs, if the QP can receive (RTR or
  *	later, not in ERR, not being destroyed); it counts as busy until
  *	@rq_done, so a flush or reset waits for it. Dispatches
- *	IB_EVENT_SRQ_LIMIT_REACHED when the SRQ's armed limit is crossed
+ *	IB_EVENT_SRQ_LIMIT_REACHED when the SRQ's armed limit is crossed.
+ *	With @nosleep (a run that cannot sleep), takes none, VHCA_LATER,
+ *	unless the copy into the receive surely meets no page fault
  * @rq_done: a receive @rq_take took is completed
  * @rq_flush: complete every receive of the QP's own RQ as flushed
  *	(nothing for an SRQ QP); the QP is in ERR with none busy
@@ -50,7 +53,7 @@ struct vhca_queue_ops {
 	bool (*sq_pending)(struct vhca_qp *qp);
 	void (*sq_advance)(struct vhca_qp *qp);
 	enum vhca_take (*rq_take)(struct vhca_qp *qp,
-				  struct vhca_recv_wqe *out);
+				  struct vhca_recv_wqe *out, bool nosleep);
 	void (*rq_done)(struct vhca_qp *qp);
 	void (*rq_flush)(struct vhca_qp *qp);
 	int (*send_cqe)(struct vhca_qp *qp, const struct ib_wc *wc);
@@ -66,7 +69,7 @@ extern const struct vhca_queue_ops vhca_user_queue_ops;
 
 /* The receive and completion ops both tables use (queue_kern.c). */
 enum vhca_take vhca_queue_take_recv(struct vhca_qp *rqp,
-				    struct vhca_recv_wqe *rwqe);
+				    struct vhca_recv_wqe *rwqe, bool nosleep);
 void vhca_queue_rx_done(struct vhca_qp *rqp);
 void vhca_queue_flush_rq(struct vhca_qp *qp);
 int vhca_qp_send_cqe(struct vhca_qp *qp, const struct ib_wc *wc);
@@ -89,9 +92,10 @@ static inline void vhca_queue_sq_advance(struct vhca_qp *qp)
 }
 
 static inline enum vhca_take vhca_queue_rq_take(struct vhca_qp *qp,
-						struct vhca_recv_wqe *out)
+						struct vhca_recv_wqe *out,
+						bool nosleep)
 {
-	return qp->qops->rq_take(qp, out);
+	return qp->qops->rq_take(qp, out, nosleep);
 }
 
 static inline void vhca_queue_rq_done(struct vhca_qp *qp)

@@ -53,16 +53,26 @@ static void vhca_sq_advance(struct vhca_qp *qp)
  * Take a receive of @rqp into @rwqe, under the state check, and count it
  * in rqp->rx_busy so that a flush or reset of that RQ waits for it. The
  * RQ or SRQ may be a user ring: vhca_rq_pop() and vhca_srq_pop() tell.
+ *
+ * A receive cannot be given back, so the copy into it resolves page
+ * faults in place, which sleeps. With @nosleep, only a receive of a
+ * kernel RQ on a device without ODP keys is taken: its keys were
+ * registered before it was posted, under this lock, so the count read
+ * under the lock sees them. A user ring's or an SRQ's receive is posted
+ * outside this lock: VHCA_LATER, as when the device has ODP keys.
  */
 enum vhca_take vhca_queue_take_recv(struct vhca_qp *rqp,
-				    struct vhca_recv_wqe *rwqe)
+				    struct vhca_recv_wqe *rwqe, bool nosleep)
 {
 	enum vhca_take ret = VHCA_GONE;
 	bool taken, limit = false;
 	unsigned long flags;
 
 	spin_lock_irqsave(&rqp->state_lock, flags);
-	if (!rqp->stopped && vhca_state_receives(rqp->state)) {
+	if (nosleep && (rqp->srq || rqp->rq.uring.buf ||
+			atomic_read(&rqp->vdev->odp_mkeys))) {
+		ret = VHCA_LATER;
+	} else if (!rqp->stopped && vhca_state_receives(rqp->state)) {
 		if (rqp->srq)
 			taken = vhca_srq_pop(rqp->srq, rwqe, &limit);
 		else

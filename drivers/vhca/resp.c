@@ -187,9 +187,11 @@ static enum vhca_verdict vhca_deliver_send(struct vhca_peer *peer,
 {
 	struct vhca_recv_buf rbuf;
 
-	switch (vhca_queue_rq_take(peer->qp, &rbuf.wqe)) {
+	switch (vhca_queue_rq_take(peer->qp, &rbuf.wqe, req->nosleep)) {
 	case VHCA_TAKEN:
 		break;
+	case VHCA_LATER:
+		return VHCA_DEFER;
 	case VHCA_EMPTY:
 		if (!req->ud)
 			return VHCA_RNR;
@@ -424,9 +426,11 @@ static enum vhca_verdict vhca_exec_atomic(struct vhca_peer *peer,
  * wire. Page faults on the responder's memory are recorded in
  * @req->fault for the requester to park on.
  *
- * Context: the engine's worker, holding no lock; does not sleep.
- * Return: VHCA_DONE, VHCA_RNR (no receive posted) or VHCA_LOST (the
- * responder left the receiving states).
+ * Context: a run of the requester's engine, holding no lock; sleeps only
+ * to resolve a page fault in place, never with @req->nosleep.
+ * Return: VHCA_DONE, VHCA_RNR (no receive posted), VHCA_LOST (the
+ * responder left the receiving states) or, with @req->nosleep, VHCA_DEFER
+ * (a receive that could fault in place; nothing was done).
  */
 enum vhca_verdict vhca_respond(struct vhca_peer *peer, struct vhca_req *req,
 			       enum ib_wc_status *status)

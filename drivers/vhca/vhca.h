@@ -130,8 +130,9 @@ struct vhca_devmem {
 /**
  * struct vhca_odp_stats - what the engine's page faults came to
  * @faults: faults raised on the fault queue (a QP parked)
- * @fault_errors: raised faults that could not be resolved (the WQE then
- *	completes with an access error)
+ * @fault_errors: faults that could not be resolved (the WQE then
+ *	completes with an access error), or met in place by a run that
+ *	cannot sleep (engine.c, vhca_engine_post())
  * @sync_faults: faults resolved in place, without parking: a receive's
  *	scatter list or an atomic's result, once the responder has begun
  * @resume_hist: fault-to-resume time of raised faults, from the walk that
@@ -195,6 +196,12 @@ struct vhca_fault {
  * @wq: the DMA engine's workqueue: every QP's send queue runs on it
  * @engine_busy_ns: time the engine's workers have spent running send
  *	queues, the polls of engine_linger_us left out (debugfs "engine")
+ * @engine_inline_wqes: WQEs completed by runs in a poster's call (a
+ *	kernel post_send or a user doorbell; debugfs "engine")
+ * @engine_worker_wqes: WQEs completed by the engine's workers
+ * @odp_mkeys: mkey contexts written VALID or FREE with MRC_MKEY_F_ODP
+ *	and not invalidated since (devmem.c): while there are none, no walk
+ *	meets a page fault
  * @atomic_lock: serialises atomics the device executes as responder
  * @counter_lock: makes each read-modify-write of a counter table slot
  *	atomic against the other engine workers and the CPU's reads and resets
@@ -225,6 +232,9 @@ struct vhca_dev {
 	u32 ah_next;
 	struct workqueue_struct *wq;
 	atomic64_t engine_busy_ns;
+	atomic64_t engine_inline_wqes;
+	atomic64_t engine_worker_wqes;
+	atomic_t odp_mkeys;
 	spinlock_t atomic_lock;	/* serialises responder atomics */
 	spinlock_t counter_lock;	/* counter table read-modify-writes */
 	struct vhca_xbuf **xbuf;

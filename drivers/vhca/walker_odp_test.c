@@ -474,3 +474,67 @@ void vhca_walk_odp_flag_checked(struct kunit *test)
 						     mrc_key_index(c.key), &c),
 			0);
 }
+
+/**
+ * vhca_odp_mkeys_counted() - a case of vhca_walker
+ * @test: the case
+ *
+ * vdev->odp_mkeys, which keeps a kernel post_send from running SENDs
+ * (engine.c), counts the ODP contexts a walk may meet: VALID or FREE,
+ * written with MRC_MKEY_F_ODP, not yet invalidated or rewritten without
+ * it. A context written twice counts once; a refused write, an INVALID
+ * one and a second invalidation change nothing.
+ */
+void vhca_odp_mkeys_counted(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	struct mrc_device *mdev = &ctx->vdev->mdev;
+	atomic_t *n = &ctx->vdev->odp_mkeys;
+	u64 bits[1] = { MRC_MTT_READ };
+	struct mrc_mkey_ctx c;
+	u32 key, other;
+
+	KUNIT_ASSERT_EQ(test, atomic_read(n), 0);
+	key = wt_mtt_key(test, ctx, WT_PDN, 0, 0, bits, 1,
+			 0, MRC_MKEY_F_ODP);
+	KUNIT_EXPECT_EQ(test, atomic_read(n), 1);
+	other = wt_mtt_key(test, ctx, WT_PDN, 0, 1, bits, 1,
+			   0, 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(n), 1);
+
+	KUNIT_ASSERT_EQ(test, vhca_read_mkey(ctx->vdev, mrc_key_index(key), &c),
+			0);
+	wt_write_mkey(test, ctx, &c);			/* ODP again */
+	KUNIT_EXPECT_EQ(test, atomic_read(n), 1);
+	c.state = MRC_MKEY_FREE;
+	wt_write_mkey(test, ctx, &c);			/* still walkable */
+	KUNIT_EXPECT_EQ(test, atomic_read(n), 1);
+	c.state = MRC_MKEY_VALID;
+	c.access_mode = MRC_ACCESS_MODE_PA;		/* refused */
+	KUNIT_EXPECT_EQ(test, vhca_hw_ops.write_mkey(mdev, mrc_key_index(key),
+						     &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, atomic_read(n), 1);
+	c.access_mode = MRC_ACCESS_MODE_MTT;
+	c.flags = 0;
+	wt_write_mkey(test, ctx, &c);			/* ODP no more */
+	KUNIT_EXPECT_EQ(test, atomic_read(n), 0);
+
+	c.flags = MRC_MKEY_F_ODP;
+	c.state = MRC_MKEY_INVALID;
+	wt_write_mkey(test, ctx, &c);			/* not walkable */
+	KUNIT_EXPECT_EQ(test, atomic_read(n), 0);
+	c.state = MRC_MKEY_VALID;
+	wt_write_mkey(test, ctx, &c);
+	KUNIT_EXPECT_EQ(test, atomic_read(n), 1);
+	KUNIT_EXPECT_EQ(test, vhca_hw_ops.invalidate_mkey(mdev,
+							  mrc_key_index(key)),
+			0);
+	KUNIT_EXPECT_EQ(test, atomic_read(n), 0);
+	KUNIT_EXPECT_EQ(test, vhca_hw_ops.invalidate_mkey(mdev,
+							  mrc_key_index(key)),
+			0);
+	KUNIT_EXPECT_EQ(test, vhca_hw_ops.invalidate_mkey(mdev,
+							  mrc_key_index(other)),
+			0);
+	KUNIT_EXPECT_EQ(test, atomic_read(n), 0);
+}

@@ -402,7 +402,9 @@ int vhca_xfer(struct vhca_dev *vdev, struct vhca_cursor *src,
 		vhca_cursor_skip(src, n);
 		vhca_cursor_skip(dst, n);
 		len -= n;
-		cond_resched();
+		/* Not after the last: a run that cannot sleep has one chunk. */
+		if (len)
+			cond_resched();
 	}
 	return 0;
 }

@@ -21,7 +21,10 @@
 # 3. NVMe-oF, one table: a 256 MiB brd RAM disk read directly (bare brd,
 #    the ceiling with no fabric), and the same RAM disk exported by nvmet
 #    over NVMe/TCP (nvmet-tcp, nvme-tcp), over RDMA on vhca0 and over RDMA
-#    on rxe0 (nvmet-rdma, nvme-rdma). The three are up at once, each on a
+#    on rxe0 (nvmet-rdma, nvme-rdma), and on vhca0 once more with its
+#    post_bytes at 0 ("vhca0, worker": every WQE a kernel post_send
+#    queues goes to the engine's worker, as before issue 21's execution
+#    model; the same connection). The three are up at once, each on a
 #    dummy netdev of its own with an nvmet port and subsystem of its own;
 #    the host, in the same VM, connects to each once with nr_io_queues=2.
 #    Each target's data is verified before any timing (16 MiB of a random
@@ -37,7 +40,8 @@
 #    each vhca 4 KiB QD 32 run, the share of the CPUs that was busy and the
 #    share of that the engine's workers took (/proc/stat, vhca's debugfs
 #    "engine"), and the IOPS the same CPU time would give with a free
-#    engine.
+#    engine; and for both vhca columns the share of the WQEs the posters
+#    ran in their post_send (the rest the engine's workers ran).
 # 4. User-space verbs (perftest), vhca0 beside rxe0, both up at once on
 #    dummy netdevs of their own: Debian's perftest run from the host's root
 #    in a chroot (user_lib.sh), server and client two processes on the
@@ -211,8 +215,12 @@ bench_part fmr && FMR_BENCH_ARGS=$FMR_BENCH_ARGS sh ./fmr_chardev.sh --bench
 # directly (the ceiling, no fabric) and the same RAM disk exported by nvmet
 # over NVMe/TCP, over RDMA on vhca0 and over RDMA on rxe0. NV_TARGETS are
 # the columns, in the order each round runs them.
-NV_TARGETS="brd tcp vhca rxe"
+NV_TARGETS="brd tcp vhca vhcaw rxe"
 NV_BRD_MIB=256
+# vhca's post_bytes as loaded (vhca0's column runs with it, vhca0,
+# worker's with 0); put back after the part.
+NV_POST=/sys/module/vhca/parameters/post_bytes
+NV_POST_BYTES=
 # What each target is verified with before any timing: a fresh random
 # pattern of this many MiB at the start of the disk.
 NV_VERIFY_MIB=16
@@ -236,7 +244,8 @@ nv_why_of() { eval "echo \${nv_why_$1:-}"; }
 # nv_use T: nvmeof.sh's NQN, NVMET_PORT and NVME_TRTYPE for target T, and
 # its column's label, RDMA device, netdev and address (NV_LABEL, NV_DEV,
 # NV_NETDEV, NV_ADDR). Each fabric has a dummy netdev of its own, with an
-# nvmet port and subsystem of its own on its address.
+# nvmet port and subsystem of its own on its address; vhcaw is vhca's,
+# run with post_bytes 0 (nv_post).
 nv_use() {
 	NQN=nqn.2026-11.org.mrcore:bench-$1
 	case "$1" in
@@ -245,6 +254,9 @@ nv_use() {
 		NVMET_PORT=13 NVME_TRTYPE=tcp ;;
 	vhca)	NV_LABEL=vhca0 NV_DEV=vhca0 NV_NETDEV=nbv0 NV_ADDR=10.76.0.1
 		NVMET_PORT=12 NVME_TRTYPE=rdma ;;
+	vhcaw)	NV_LABEL="vhca0, worker" NV_DEV=vhca0 NV_NETDEV=nbv0
+		NV_ADDR=10.76.0.1 NVMET_PORT=12 NVME_TRTYPE=rdma
+		NQN=nqn.2026-11.org.mrcore:bench-vhca ;;
 	rxe)	NV_LABEL=rxe0 NV_DEV=rxe0 NV_NETDEV=nbr0 NV_ADDR=10.77.0.1
 		NVMET_PORT=11 NVME_TRTYPE=rdma ;;
 	esac
@@ -288,6 +300,15 @@ nv_up() {
 	local t=$1 out blk
 
 	nv_use "$t"
+	if [ "$t" = vhcaw ]; then
+		blk=$(nv_get vhca 0 blk)
+		[ -n "$blk" ] || { nv_why vhcaw "vhca0 is not up"; return 1; }
+		[ -n "$NV_POST_BYTES" ] ||
+			{ nv_why vhcaw "no $NV_POST"; return 1; }
+		nv_set vhcaw 0 queues "$(nv_get vhca 0 queues)"
+		nv_set vhcaw 0 blk "$blk"
+		return 0
+	fi
 	blk=$NVMET_DEV
 	if [ "$t" != brd ]; then
 		if [ "$t" = tcp ]; then
@@ -319,7 +340,7 @@ nv_up() {
 # against T's figures only when nothing did before.
 nv_down() {
 	nv_use "$1"
-	[ "$1" = brd ] && return 0
+	[ "$1" = brd ] || [ "$1" = vhcaw ] && return 0
 	[ -z "$(nv_get "$1" 0 down)" ] || return 0
 	nv_set "$1" 0 down 1
 	nvme_host_down >/dev/null || nv_why "$1" "disconnect timed out"
@@ -389,13 +410,36 @@ nv_val() {
 # nv_counters [FILE...]: from /proc/stat's lines (and a vhca engine file's)
 # in FILE or on stdin: the busy and total CPU time of all CPUs so far in
 # USER_HZ ticks (busy: user, nice, system, irq, softirq, steal), the
-# context switches of all CPUs so far and the nanoseconds the engine has
-# been busy (0 without an engine file); nothing without /proc/stat.
+# context switches of all CPUs so far, the nanoseconds the engine has
+# been busy and the WQEs it completed in posters' calls and in its
+# workers (0 without an engine file); nothing without /proc/stat.
 nv_counters() {
 	awk '$1 == "cpu" {busy = $2 + $3 + $4 + $7 + $8 + $9; all = busy + $5 + $6}
 	     $1 == "ctxt" {ctxt = $2}
 	     $1 == "busy_ns" {eng = $2}
-	     END {if (ctxt != "") print busy, all, ctxt, eng + 0}' "$@" 2>/dev/null
+	     $1 == "inline_wqes" {inl = $2}
+	     $1 == "worker_wqes" {wrk = $2}
+	     END {if (ctxt != "") print busy, all, ctxt, eng + 0, inl + 0, wrk + 0}' "$@" 2>/dev/null
+}
+
+# nv_inline C0 C1: the percentage of the WQEs completed between
+# nv_counters C0 and C1 that their posters ran; nothing without any.
+nv_inline() {
+	awk -v c0="$1" -v c1="$2" 'BEGIN {
+		split(c0, a, " "); split(c1, b, " ")
+		inl = b[5] - a[5]; all = inl + b[6] - a[6]
+		if (all > 0)
+			printf "%.0f\n", 100 * inl / all
+	}'
+}
+
+# nv_post T: vhca's post_bytes for target T's runs: 0 for vhcaw, as
+# loaded for vhca.
+nv_post() {
+	case "$1" in
+	vhca)	echo "$NV_POST_BYTES" > "$NV_POST" ;;
+	vhcaw)	echo 0 > "$NV_POST" ;;
+	esac 2>/dev/null
 }
 
 # nv_sources: the files nv_counters reads for the current target:
@@ -420,22 +464,23 @@ nv_perio() {
 	}'
 }
 
-# nv_share R JOBS IOPS C0 C1: where the CPUs went during a vhca 4 KiB run
-# (nv_counters at its start and end), and the IOPS the same CPU time
-# would give if the engine cost nothing: the ceiling of any engine
-# speed-up when the CPUs are saturated.
+# nv_share R JOBS IOPS C0 C1: where the CPUs went during a 4 KiB run of
+# the current vhca column (NV_LABEL; nv_counters at its start and end),
+# and the IOPS the same CPU time would give if the engine cost nothing:
+# the ceiling of any engine speed-up when the CPUs are saturated.
 nv_share() {
 	awk -v r="$1" -v j="$2" -v iops="$3" -v c0="$4" -v c1="$5" \
+	    -v l="$NV_LABEL" \
 	    -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" 'BEGIN {
 		split(c0, a, " "); split(c1, b, " ")
 		busy = (b[1] - a[1]) / hz; total = (b[2] - a[2]) / hz
 		eng = (b[4] - a[4]) / 1e9
 		if (total <= 0 || busy <= eng || iops == "") {
-			print "bench: NVMe-oF round " r ", vhca0, " j " job(s): CPU share not measured"
+			print "bench: NVMe-oF round " r ", " l ", " j " job(s): CPU share not measured"
 			exit
 		}
-		printf "bench: NVMe-oF round %d, vhca0, %d job(s), 4 KiB randread: CPUs busy %.0f%% of the time, vhca engine %.1f%% of the CPU time used; with a free engine at most %.0f IOPS (%.2fx)\n",
-		       r, j, 100 * busy / total, 100 * eng / busy,
+		printf "bench: NVMe-oF round %d, %s, %d job(s), 4 KiB randread: CPUs busy %.0f%% of the time, vhca engine %.1f%% of the CPU time used; with a free engine at most %.0f IOPS (%.2fx)\n",
+		       r, l, j, 100 * busy / total, 100 * eng / busy,
 		       iops * busy / (busy - eng), busy / (busy - eng)
 	}'
 }
@@ -450,11 +495,17 @@ nv_share() {
 # the 4-job run's four jobs would each run those commands, so on vhca its
 # engine's share (nv_share) comes from counters read around the run.
 nv_round() {
-	local t=$1 r=$2 blk j c0 c1 src pio
+	local t=$1 r=$2 blk j c0 c1 src pio vhca=
 
 	blk=$(nv_get "$t" 0 blk)
 	[ -n "$blk" ] || return 0
+	case "$t" in
+	vhca)	vhca=1 ;;
+	vhcaw)	vhca=1
+		[ -z "$(nv_get vhca 0 down)" ] || return 0 ;;
+	esac
 	nv_use "$t"
+	nv_post "$t"
 	src=$(nv_sources | tr '\n' ' ')
 	if nv_fio "$t" "$r" "4 KiB QD32 1 job" "$blk" libaio randread 4k 32 1 \
 		  --exec_prerun="cat $src" --exec_postrun="cat $src"; then
@@ -464,7 +515,10 @@ nv_round() {
 		pio=$(nv_perio "$c0" "$c1" "$(nv_val kib)")
 		nv_set "$t" "$r" ctx "${pio% *}"
 		nv_set "$t" "$r" cpu "${pio#* }"
-		[ "$t" = vhca ] && nv_share "$r" 1 "$(nv_get "$t" "$r" iops1)" "$c0" "$c1"
+		if [ -n "$vhca" ]; then
+			nv_share "$r" 1 "$(nv_get "$t" "$r" iops1)" "$c0" "$c1"
+			nv_set "$t" "$r" inl "$(nv_inline "$c0" "$c1")"
+		fi
 	fi
 	# shellcheck disable=SC2086
 	c0=$(nv_counters $src)
@@ -472,7 +526,7 @@ nv_round() {
 		# shellcheck disable=SC2086
 		c1=$(nv_counters $src)
 		nv_set "$t" "$r" iops4 "$(nv_val iops)"
-		[ "$t" = vhca ] && nv_share "$r" 4 "$(nv_get "$t" "$r" iops4)" "$c0" "$c1"
+		[ -n "$vhca" ] && nv_share "$r" 4 "$(nv_get "$t" "$r" iops4)" "$c0" "$c1"
 	fi
 	for j in 1 4; do
 		nv_fio "$t" "$r" "128 KiB QD16 $j job(s)" "$blk" libaio read 128k 16 $j &&
@@ -486,7 +540,8 @@ nv_round() {
 	     "4 KiB QD32 $(nv_get "$t" "$r" iops1) / $(nv_get "$t" "$r" iops4) IOPS (1 / 4 jobs)," \
 	     "128 KiB QD16 $(nv_get "$t" "$r" mib1) / $(nv_get "$t" "$r" mib4) MiB/s," \
 	     "QD1 latency $(nv_get "$t" "$r" lat) us mean, $(nv_get "$t" "$r" p99) us p99;" \
-	     "per I/O $(nv_get "$t" "$r" ctx) context switches, $(nv_get "$t" "$r" cpu) us CPU"
+	     "per I/O $(nv_get "$t" "$r" ctx) context switches, $(nv_get "$t" "$r" cpu) us CPU" \
+	     "${vhca:+; WQEs run in post_send $(nv_get "$t" "$r" inl)%}"
 }
 
 # nv_cell T WHAT: T's WHAT as "round 1 / round 2", n/a for a missing one.
@@ -500,9 +555,10 @@ nv_cell() {
 
 # nv_trow LABEL WHAT: a row of the table, one cell a target.
 nv_trow() {
-	printf '| %-44s | %17s | %17s | %17s | %17s |\n' "$1" \
+	printf '| %-44s | %17s | %17s | %17s | %17s | %17s |\n' "$1" \
 		"$(nv_cell brd "$2")" "$(nv_cell tcp "$2")" \
-		"$(nv_cell vhca "$2")" "$(nv_cell rxe "$2")"
+		"$(nv_cell vhca "$2")" "$(nv_cell vhcaw "$2")" \
+		"$(nv_cell rxe "$2")"
 }
 
 # nv_ratio A B: A / B with two decimals, or n/a (the perftest and ureg
@@ -546,6 +602,7 @@ nvmeof_part() {
 	nvmeof_tcp_modules || nv_why tcp "modprobe nvmet-tcp nvme-tcp failed"
 	modprobe rdma_rxe || nv_why rxe "modprobe rdma_rxe failed"
 	load_mrcore || nv_why vhca "mrcore and vhca do not load"
+	NV_POST_BYTES=$(cat "$NV_POST" 2>/dev/null)
 	# A broken connection fails I/O at once instead of hanging fio.
 	NVME_OPTS=ctrl_loss_tmo=5,reconnect_delay=1,fast_io_fail_tmo=0
 	# A target that failed is taken down at once: its reconnects and
@@ -560,6 +617,7 @@ nvmeof_part() {
 			[ -z "$(nv_get "$t" 0 dead)" ] || nv_down "$t"
 		done
 	done
+	nv_post vhca
 	for t in $NV_TARGETS; do
 		nv_down "$t"
 	done
@@ -579,10 +637,11 @@ nvmeof_part() {
 	     "completion latency); two rounds, a round runs every column in turn; cells: round 1 / round 2"
 	echo "bench: per I/O: /proc/stat read by the 4 KiB QD32 1-job run's job before its first I/O and" \
 	     "after its last, the deltas over fio's I/O count: context switches, busy CPU time of all" \
-	     "CPUs (user, nice, system, irq, softirq, steal)"
-	printf '| %-44s | %17s | %17s | %17s | %17s |\n' "workload (round 1 / round 2)" \
-		"bare brd" NVMe/TCP vhca0 rxe0
-	echo "|----------------------------------------------|------------------:|------------------:|------------------:|------------------:|"
+	     "CPUs (user, nice, system, irq, softirq, steal); on vhca, the share of the WQEs completed" \
+	     "meanwhile that their posters ran (vhca's post_bytes $NV_POST_BYTES; 0 in vhca0, worker)"
+	printf '| %-44s | %17s | %17s | %17s | %17s | %17s |\n' "workload (round 1 / round 2)" \
+		"bare brd" NVMe/TCP vhca0 "vhca0, worker" rxe0
+	echo "|----------------------------------------------|------------------:|------------------:|------------------:|------------------:|------------------:|"
 	nv_trow "4 KiB randread QD32, 1 job (IOPS)" iops1
 	nv_trow "4 KiB randread QD32, 4 jobs (IOPS)" iops4
 	nv_trow "128 KiB read QD16, 1 job (MiB/s)" mib1
@@ -591,6 +650,7 @@ nvmeof_part() {
 	nv_trow "4 KiB randread QD1 latency, p99 (us)" p99
 	nv_trow "context switches per I/O (4 KiB QD32, 1 job)" ctx
 	nv_trow "CPU time per I/O, us (4 KiB QD32, 1 job)" cpu
+	nv_trow "WQEs run in post_send, % (4 KiB QD32, 1 job)" inl
 	for t in $NV_TARGETS; do
 		nv_verdict "$t"
 	done
