@@ -9,7 +9,10 @@
  * handler may poll and rearm. core_locking.rst forbids running one CQ's
  * completion handler on two CPUs at once: a poster that finds the handler
  * running leaves the call to the poster running it (in_handler and
- * call_again).
+ * call_again). It also forbids calling back from inside a verb: a kernel
+ * post_send that runs the engine itself (vhca_engine_post()) leaves its
+ * callbacks to the CQ's tasklet (deferred), which makes them when the run
+ * turns bottom halves back on.
  *
  * Overflow: a completion that finds the ring full is lost, the CQ is in
  * error and IB_EVENT_CQ_ERR is dispatched, once. The completions queued
@@ -25,9 +28,13 @@
  * with the same notification and overflow rules; req_notify_cq arms it as
  * any CQ; poll_cq through the kernel has nothing to do with it.
  */
+#include <linux/interrupt.h>
 #include <linux/slab.h>
 
+#include "engine.h"
 #include "vhca_loc.h"
+
+static void vhca_cq_task(struct tasklet_struct *t);
 
 static u32 vhca_cq_next(const struct vhca_cq *cq, u32 slot)
 {
@@ -80,6 +87,7 @@ int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 
 	spin_lock_init(&cq->lock);
+	tasklet_setup(&cq->task, vhca_cq_task);
 	if (udata) {
 		n = vhca_ucq_ring(&cq->uring, udata, attr->cqe, &resp.mi);
 		if (n < 0)
@@ -107,12 +115,15 @@ int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
  * @ibcq: the CQ; ib_core guarantees that no QP or SRQ uses it any more
  * @udata: unused
  *
+ * Callbacks still owed are made before it returns.
+ *
  * Return: 0.
  */
 int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct vhca_cq *cq = to_vhca_cq(ibcq);
 
+	tasklet_kill(&cq->task);
 	vhca_uring_fini(&cq->uring);
 	kvfree(cq->ring);
 	return 0;
@@ -320,9 +331,7 @@ static void vhca_cq_run_handler(struct vhca_cq *cq)
 	} while (again);
 }
 
-/* A completion found the ring full: report the CQ in error, once. */
-static void vhca_cq_lost(struct vhca_cq *cq, const struct ib_wc *wc,
-			 bool first)
+static void vhca_cq_error_event(struct vhca_cq *cq)
 {
 	struct ib_event ev = {
 		.device = cq->ibcq.device,
@@ -330,11 +339,58 @@ static void vhca_cq_lost(struct vhca_cq *cq, const struct ib_wc *wc,
 		.event = IB_EVENT_CQ_ERR,
 	};
 
+	if (cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+}
+
+/* The callbacks a run that could not make them left (cq->deferred). */
+static void vhca_cq_task(struct tasklet_struct *t)
+{
+	struct vhca_cq *cq = from_tasklet(cq, t, task);
+	unsigned long flags;
+	u8 owed;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	owed = cq->deferred;
+	cq->deferred = 0;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (owed & VHCA_CQ_DEFER_ERROR)
+		vhca_cq_error_event(cq);
+	if (owed & VHCA_CQ_DEFER_HANDLER)
+		vhca_cq_run_handler(cq);
+}
+
+/*
+ * Make callbacks @what now, or, in a run that may not call back
+ * (vhca_engine_post()), have the CQ's task make them.
+ */
+static void vhca_cq_callback(struct vhca_cq *cq, u8 what)
+{
+	unsigned long flags;
+
+	if (vhca_engine_nosleep()) {
+		spin_lock_irqsave(&cq->lock, flags);
+		cq->deferred |= what;
+		spin_unlock_irqrestore(&cq->lock, flags);
+		tasklet_schedule(&cq->task);
+		return;
+	}
+	if (what & VHCA_CQ_DEFER_ERROR)
+		vhca_cq_error_event(cq);
+	if (what & VHCA_CQ_DEFER_HANDLER)
+		vhca_cq_run_handler(cq);
+}
+
+/* A completion found the ring full: report the CQ in error, once. */
+static void vhca_cq_lost(struct vhca_cq *cq, const struct ib_wc *wc,
+			 bool first)
+{
 	ibdev_dbg(cq->ibcq.device,
 		  "CQ overflow: lost wr_id 0x%llx status %d opcode %d\n",
 		  wc->wr_id, wc->status, wc->opcode);
-	if (first && cq->ibcq.event_handler)
-		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	if (first)
+		vhca_cq_callback(cq, VHCA_CQ_DEFER_ERROR);
 }
 
 /**
@@ -348,7 +404,8 @@ static void vhca_cq_lost(struct vhca_cq *cq, const struct ib_wc *wc,
  * dropping the CQ lock. The caller must therefore hold no lock that the
  * handler could need through a verb (a QP's queue or state lock), and,
  * per core_locking.rst, must not be inside a verb called by the consumer
- * (post_send, post_recv, modify_qp...) when the handler may fire.
+ * (post_send, post_recv, modify_qp...) when the handler may fire, but
+ * for a kernel post_send's run, whose callbacks the CQ's task makes.
  *
  * Return: 0, or -ENOSPC if the ring is full: the completion is lost, the
  * CQ is in error and IB_EVENT_CQ_ERR has been dispatched (on the first
@@ -382,7 +439,7 @@ int vhca_cq_post(struct vhca_cq *cq, const struct ib_wc *wc, bool solicited)
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	if (call)
-		vhca_cq_run_handler(cq);
+		vhca_cq_callback(cq, VHCA_CQ_DEFER_HANDLER);
 	return 0;
 
 lost:

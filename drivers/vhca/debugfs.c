@@ -199,7 +199,7 @@ DEFINE_SEQ_ATTRIBUTE(vhca_xlt);
  * since the device was created, the linger polls left out (two reads
  * around a workload give the engine's share of the CPUs); the WQEs
  * completed by runs in a poster's call and by the workers; the ODP mkey
- * contexts live, which keep a kernel post_send from running receives.
+ * contexts live, which keep a kernel post_send from running SENDs.
  */
 static int vhca_engine_show(struct seq_file *m, void *unused)
 {

@@ -90,7 +90,7 @@
 /* Who runs a send queue (vhca_qp.run_state). */
 enum {
 	VHCA_SQ_IDLE,	/* nobody: a kick queues the worker */
-	VHCA_SQ_BUSY,	/* one runner, the worker or a doorbell */
+	VHCA_SQ_BUSY,	/* one runner: the worker, or a poster's call */
 	VHCA_SQ_ARMED,	/* BUSY, and someone found it so: go again */
 };
 
@@ -364,6 +364,7 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 	union ib_gid dgid;
 	u32 dqpn;
 	u64 len;
+	int err;
 
 	*byte_len = 0;
 	/* A user WQE that failed its checks (queue_user.c): nothing runs. */
@@ -397,7 +398,10 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 	}
 
 	vhca_wqe_dest(qp, wqe, &dgid, &dqpn);
-	if (!vhca_fabric_resolve(qp, &dgid, dqpn, &peer)) {
+	err = vhca_fabric_resolve(qp, &dgid, dqpn, nosleep, &peer);
+	if (err == -EAGAIN)
+		return VHCA_DEFER;
+	if (err) {
 		ibdev_dbg(&qp->vdev->ibdev, "QP[%u] to %pI6 QP[%u]: no peer\n",
 			  qp->ibqp.qp_num, &dgid, dqpn);
 		if (qp->ibqp.qp_type != IB_QPT_RC) {
@@ -858,17 +862,20 @@ MODULE_PARM_DESC(post_bytes,
  * executes up to VHCA_DOORBELL_BUDGET WQEs of at most post_bytes each
  * itself, the rest going to the worker as from a doorbell.
  *
- * post_send never sleeps, and ULPs call it holding spinlocks or RCU: the
- * run happens only in task context with interrupts on, bottom halves
- * off, and executes only what cannot sleep (vhca_wqe_nosleep(), and a
- * receive taken as vhca_queue_take_recv() allows); the first WQE that
- * could is left to the worker, untouched. A completion handler is called
- * as from the device's interrupt, which could have come at that point:
- * a caller holding a lock its handler takes has interrupts off and runs
- * nothing here, and a softirq the handler raises (IB_POLL_SOFTIRQ's
- * irq_poll) runs at the end of the run, on this CPU, without a wake-up
- * of ksoftirqd. A post from such a handler goes to the worker: runs do
- * not nest, and the transfer pipes of this CPU are the run's.
+ * post_send never sleeps, ULPs call it holding spinlocks or RCU, and
+ * core_locking.rst forbids calling the consumer back from inside it. So
+ * the run happens only in task context with interrupts on, bottom halves
+ * off, and leaves to the worker, untouched, the first WQE that could
+ * sleep or call back directly (vhca_wqe_nosleep(), a receive as
+ * vhca_queue_take_recv() allows it, a first message that establishes its
+ * responder, vhca_fabric_resolve()). A QP on an SRQ does not run here:
+ * its move to ERR dispatches IB_EVENT_QP_LAST_WQE_REACHED. Completion
+ * handlers and CQ events are left to each CQ's tasklet (cq.c), which
+ * runs when the run turns bottom halves back on, on this CPU, as after
+ * an interrupt, without a wake-up of ksoftirqd. A post from a handler
+ * called by a worker's or a doorbell's run may run here, nested in it
+ * between two WQEs; one from this run's tasklets (softirq) goes to the
+ * worker.
  *
  * Context: any; does not sleep.
  */
@@ -880,16 +887,13 @@ void vhca_engine_post(struct vhca_qp *qp)
 		.nosleep = true,
 	};
 
-	if (!b.max_len || !in_task() || irqs_disabled()) {
+	if (!b.max_len || qp->srq || !in_task() || irqs_disabled()) {
 		vhca_engine_kick(qp);
 		return;
 	}
 	local_bh_disable();
-	if (__this_cpu_read(vhca_in_post)) {
-		local_bh_enable();
-		vhca_engine_kick(qp);
-		return;
-	}
+	/* Bottom halves off: this CPU is ours until the enable. */
+	WARN_ON_ONCE(__this_cpu_read(vhca_in_post));
 	__this_cpu_write(vhca_in_post, true);
 	if (vhca_sq_claim(qp))
 		vhca_sq_run_claimed(qp, &b, true);
@@ -934,7 +938,7 @@ void vhca_engine_qp_stop(struct vhca_qp *qp)
 			ib_device_put(&qp->fault.vdev->ibdev);
 			qp->fault.held = false;
 		}
-		/* A doorbell's run queues what it leaves before it ends. */
+		/* A poster's run queues what it leaves before it ends. */
 		wait_var_event(&qp->run_state,
 			       READ_ONCE(qp->run_state) == VHCA_SQ_IDLE);
 		cancel_work_sync(&qp->sq_work);

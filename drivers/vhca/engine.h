@@ -19,6 +19,8 @@ void vhca_engine_kick(struct vhca_qp *qp);
 void vhca_engine_doorbell(struct vhca_qp *qp);
 /* Run a kernel QP's send queue now if its post_send may, else soon. */
 void vhca_engine_post(struct vhca_qp *qp);
+/* Is this CPU in such a run, which may neither sleep nor call back? */
+bool vhca_engine_nosleep(void);
 /* Stop running @qp's send queue and wait for the engine to leave it. */
 void vhca_engine_qp_stop(struct vhca_qp *qp);
 

@@ -153,9 +153,6 @@ struct vhca_req {
 enum vhca_verdict vhca_respond(struct vhca_peer *peer, struct vhca_req *req,
 			       enum ib_wc_status *status);
 
-/* engine.c: is this CPU in a kernel post_send's run, which cannot sleep? */
-bool vhca_engine_nosleep(void);
-
 /* fault.c: the ODP fault queue */
 bool vhca_fault_resolve_sync(struct vhca_fault *f);
 void vhca_fault_raise(struct vhca_qp *qp);

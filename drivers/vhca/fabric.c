@@ -94,6 +94,7 @@ void vhca_fabric_release(struct vhca_peer *peer)
  * @qp: the requester QP
  * @dgid: the destination GID (the connected peer's for RC, the AH's for UD)
  * @dqpn: the destination QP number
+ * @nosleep: the requester's run may not call back (vhca_engine_post())
  * @peer: out: the responder, held
  *
  * Routes @dgid to a device (vhca_fabric_route()), looks @dqpn up there and
@@ -107,12 +108,14 @@ void vhca_fabric_release(struct vhca_peer *peer)
  * the receiving side would resolve its own QP and enter the responder
  * (resp.c) with the peer and request it built from the packet.
  *
- * Context: the engine's worker; does not sleep.
- * Return: true with @peer filled and held (vhca_fabric_release() it),
- * false if the message is lost.
+ * Context: a run of the requester's engine; does not sleep.
+ * Return: 0 with @peer filled and held (vhca_fabric_release() it);
+ * -ENOENT if the message is lost; with @nosleep, -EAGAIN if it would
+ * dispatch IB_EVENT_COMM_EST (nothing done: the consumer's handler is
+ * not called from inside its own verb).
  */
-bool vhca_fabric_resolve(struct vhca_qp *qp, const union ib_gid *dgid,
-			 u32 dqpn, struct vhca_peer *peer)
+int vhca_fabric_resolve(struct vhca_qp *qp, const union ib_gid *dgid,
+			u32 dqpn, bool nosleep, struct vhca_peer *peer)
 {
 	struct vhca_qp *rqp;
 	unsigned long flags;
@@ -120,12 +123,12 @@ bool vhca_fabric_resolve(struct vhca_qp *qp, const union ib_gid *dgid,
 
 	peer->vdev = vhca_fabric_route(dgid);
 	if (!peer->vdev)
-		return false;
+		return -ENOENT;
 
 	rqp = vhca_qp_get(peer->vdev, dqpn);
 	if (!rqp) {
 		ib_device_put(&peer->vdev->ibdev);
-		return false;
+		return -ENOENT;
 	}
 	peer->qp = rqp;
 
@@ -142,13 +145,13 @@ bool vhca_fabric_resolve(struct vhca_qp *qp, const union ib_gid *dgid,
 	/* IBTA 11.6.3: the first message to arrive in RTR establishes. */
 	comm_est = ok && rqp->ibqp.qp_type == IB_QPT_RC &&
 		   rqp->state == IB_QPS_RTR && !rqp->comm_est;
-	if (comm_est)
+	if (comm_est && !nosleep)
 		rqp->comm_est = true;
 	spin_unlock_irqrestore(&rqp->state_lock, flags);
 
-	if (!ok) {
+	if (!ok || (comm_est && nosleep)) {
 		vhca_fabric_release(peer);
-		return false;
+		return ok ? -EAGAIN : -ENOENT;
 	}
 	if (comm_est && rqp->ibqp.event_handler) {
 		struct ib_event ev = {
@@ -159,5 +162,5 @@ bool vhca_fabric_resolve(struct vhca_qp *qp, const union ib_gid *dgid,
 
 		rqp->ibqp.event_handler(&ev, rqp->ibqp.qp_context);
 	}
-	return true;
+	return 0;
 }

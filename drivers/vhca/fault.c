@@ -20,7 +20,9 @@
  * the responder has taken a receive, or an atomic has changed its
  * target, the requester can no longer be parked: a fault on the receive's
  * scatter list or the atomic's result SGE is resolved in place, in the
- * worker, and the copy retried.
+ * worker (or a doorbell's run), and the copy retried; a kernel
+ * post_send's run, which cannot sleep, takes no such receive and runs no
+ * atomic (engine.c).
  *
  * Flow: vhca_exec_wqe() (engine.c) returns with qp->fault pending; the
  * send queue's run calls vhca_fault_raise(), which parks the QP and queues
@@ -32,6 +34,7 @@
 #include <linux/log2.h>
 #include <linux/sched/clock.h>
 
+#include "engine.h"
 #include "engine_loc.h"
 #include "vhca_loc.h"
 

@@ -6,8 +6,8 @@
  * room for max_send_sge SGEs or max_inline_data bytes), the receive ring
  * (srq.c) unless the QP uses an SRQ, and publishes the QP in vdev->qps
  * last, so the engine never finds a half-built one. post_send validates
- * and encodes each WR into a slot and kicks the engine (engine.c), which
- * executes the ring in order and completes every slot.
+ * and encodes each WR into a slot and runs the engine itself or kicks it
+ * (engine.c), which executes the ring in order and completes every slot.
  *
  * Locking. qp->state_lock (irqsave) protects the state and qp->attr; it is
  * the outer lock: under it this file takes the RQ's lock (post_recv). The
@@ -23,7 +23,8 @@
  *  - A move to ERR kicks the engine, which flushes the QP's own RQ and
  *    its SQ (queue.h's ->rq_flush()). Receives posted in ERR kick it again,
  *    so that ib_drain_qp() sees its marker WRs complete. Completion
- *    handlers therefore never run inside post_recv or modify_qp.
+ *    handlers therefore never run inside post_recv or modify_qp, nor
+ *    inside post_send, whose own runs leave them to the CQs' tasklets.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -106,10 +106,11 @@ void vhca_queue_rx_done(struct vhca_qp *rqp)
 /*
  * Complete every receive on @qp's own RQ as flushed, @qp being in ERR.
  * Each receive completes on the receive CQ with IB_WC_WR_FLUSH_ERR, in
- * order. Nothing for a QP on an SRQ. Only the engine calls this, from the
- * QP's send-queue work, so flushes never interleave, and completion
+ * order. Nothing for a QP on an SRQ. Only the engine calls this, from a
+ * run of the QP's send queue, so flushes never interleave, and completion
  * handlers never run inside a verb the consumer called (post_recv,
- * modify_qp). Holds no QP lock while completing. Never sleeps.
+ * modify_qp; a kernel post_send's run leaves them to the CQs' tasklets).
+ * Holds no QP lock while completing. Never sleeps.
  */
 void vhca_queue_flush_rq(struct vhca_qp *qp)
 {

@@ -9,8 +9,8 @@
  * arrived: the opcode, the remote address and rkey, the length, the
  * immediate data or the key to invalidate, a UD message's network header,
  * and the requester's side of the transfer as a cursor). Today the
- * requester's engine builds both and calls vhca_respond() in its worker;
- * a received packet could enter the same way.
+ * requester's engine builds both and calls vhca_respond() in its run of
+ * the send queue; a received packet could enter the same way.
  *
  * Flow, by opcode:
  *  - SEND (with immediate or invalidate): take a receive of the

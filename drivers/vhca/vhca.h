@@ -193,9 +193,11 @@ struct vhca_fault {
  *	irq-safe lock): what a UD WQE in a user send ring names
  *	(vhca_ah_lookup())
  * @ah_next: where the cyclic allocation of AH numbers goes on from
- * @wq: the DMA engine's workqueue: every QP's send queue runs on it
- * @engine_busy_ns: time the engine's workers have spent running send
- *	queues, the polls of engine_linger_us left out (debugfs "engine")
+ * @wq: the DMA engine's workqueue: a QP's send queue runs on it when no
+ *	poster runs it in its call (engine.c)
+ * @engine_busy_ns: time the engine has spent running send queues, in its
+ *	workers and in posters' calls, the polls of engine_linger_us left
+ *	out (debugfs "engine")
  * @engine_inline_wqes: WQEs completed by runs in a poster's call (a
  *	kernel post_send or a user doorbell; debugfs "engine")
  * @engine_worker_wqes: WQEs completed by the engine's workers
@@ -307,6 +309,9 @@ struct vhca_ucontext {
  *	the call to it (the handler never runs twice at once)
  * @call_again: a notification came while @in_handler: the poster running
  *	the handler calls it once more
+ * @deferred: VHCA_CQ_DEFER_* callbacks @task owes: a kernel post_send's
+ *	run (vhca_engine_post()) may not call the consumer back itself
+ * @task: makes those callbacks, in softirq context
  */
 struct vhca_cq {
 	struct ib_cq ibcq;
@@ -317,10 +322,16 @@ struct vhca_cq {
 	u32 head;
 	u32 tail;
 	u8 notify;
+	u8 deferred;
 	bool overflow;
 	bool in_handler;
 	bool call_again;
+	struct tasklet_struct task;
 };
+
+/* Callbacks a CQ's task owes (struct vhca_cq, @deferred). */
+#define VHCA_CQ_DEFER_HANDLER	BIT(0)	/* the handler: @in_handler is set */
+#define VHCA_CQ_DEFER_ERROR	BIT(1)	/* IB_EVENT_CQ_ERR */
 
 /**
  * struct vhca_recv_wqe - a posted receive, as the queue holds it

@@ -31,6 +31,7 @@
 #include <linux/minmax.h>
 #include <linux/sched.h>
 
+#include "engine.h"
 #include "engine_loc.h"
 #include "vhca_loc.h"
 
@@ -402,8 +403,8 @@ int vhca_xfer(struct vhca_dev *vdev, struct vhca_cursor *src,
 		vhca_cursor_skip(src, n);
 		vhca_cursor_skip(dst, n);
 		len -= n;
-		/* Not after the last: a run that cannot sleep has one chunk. */
-		if (len)
+		/* A kernel post_send's run may not give the CPU up. */
+		if (len && !vhca_engine_nosleep())
 			cond_resched();
 	}
 	return 0;
