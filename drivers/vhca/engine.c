@@ -810,6 +810,19 @@ void vhca_engine_kick(struct vhca_qp *qp)
 	queue_work(qp->vdev->wq, &qp->sq_work);
 }
 
+/*
+ * Run @qp's send queue within @b in the poster's call, if nobody runs it;
+ * with a max_len of 0, have the worker run it.
+ */
+static void vhca_engine_run_here(struct vhca_qp *qp,
+				 const struct vhca_sq_budget *b)
+{
+	if (!b->max_len)
+		vhca_engine_kick(qp);
+	else if (vhca_sq_claim(qp))
+		vhca_sq_run_claimed(qp, b, true);
+}
+
 static unsigned int doorbell_bytes = SZ_4K;
 module_param(doorbell_bytes, uint, 0644);
 MODULE_PARM_DESC(doorbell_bytes,
@@ -839,12 +852,7 @@ void vhca_engine_doorbell(struct vhca_qp *qp)
 		.max_len = READ_ONCE(doorbell_bytes),
 	};
 
-	if (!b.max_len) {
-		vhca_engine_kick(qp);
-		return;
-	}
-	if (vhca_sq_claim(qp))
-		vhca_sq_run_claimed(qp, &b, true);
+	vhca_engine_run_here(qp, &b);
 }
 
 static unsigned int post_bytes = SZ_4K;
@@ -887,7 +895,7 @@ void vhca_engine_post(struct vhca_qp *qp)
 		.nosleep = true,
 	};
 
-	if (!b.max_len || qp->srq || !in_task() || irqs_disabled()) {
+	if (qp->srq || !in_task() || irqs_disabled()) {
 		vhca_engine_kick(qp);
 		return;
 	}
@@ -895,8 +903,7 @@ void vhca_engine_post(struct vhca_qp *qp)
 	/* Bottom halves off: this CPU is ours until the enable. */
 	WARN_ON_ONCE(__this_cpu_read(vhca_in_post));
 	__this_cpu_write(vhca_in_post, true);
-	if (vhca_sq_claim(qp))
-		vhca_sq_run_claimed(qp, &b, true);
+	vhca_engine_run_here(qp, &b);
 	__this_cpu_write(vhca_in_post, false);
 	local_bh_enable();
 }
