@@ -219,6 +219,29 @@ struct mrct_frwr_mr {
 	bool has_cur;
 };
 
+/*
+ * May a key from user space name local memory on @ibdev? Not the local
+ * DMA key: a kernel QP's SGE or a device access through it reaches any
+ * physical address, and only the kernel may use it.
+ */
+static inline bool mrct_user_lkey_ok(const struct ib_device *ibdev, u32 key)
+{
+	return !(ibdev->attrs.kernel_cap_flags & IBK_LOCAL_DMA_LKEY) ||
+	       key != ibdev->local_dma_lkey;
+}
+
+/* mrct_user_lkey_ok() for every SGE of a list. */
+static inline bool mrct_user_sges_ok(const struct ib_device *ibdev,
+				     const struct ib_sge *sge, u32 num)
+{
+	u32 i;
+
+	for (i = 0; i < num; i++)
+		if (!mrct_user_lkey_ok(ibdev, sge[i].lkey))
+			return false;
+	return true;
+}
+
 static inline u64 mrct_chunk_bytes(const struct mrct_frwr_mr *fm)
 {
 	return BIT_ULL(fm->chunk_shift);

@@ -147,6 +147,8 @@ static int mrct_bench_write_locked(struct mrct_ctx *ctx,
 	pair = mrct_pair_get(ctx, req->handle);
 	if (IS_ERR(pair))
 		return PTR_ERR(pair);
+	if (!mrct_user_lkey_ok(ctx->ibdev, req->lkey))
+		return -EPERM;
 	qp = pair->qp[req->qp];
 	cq = pair->cq[req->qp];
 

@@ -206,6 +206,8 @@ static int mrct_xfer_locked(struct mrct_ctx *ctx, const struct mrct_xfer *req,
 		return -EOPNOTSUPP;
 	if (req->flags & MRCT_XFER_RAW_KEY) {
 		key = req->key;
+		if (!mrct_user_lkey_ok(ctx->ibdev, key))
+			return -EPERM;
 	} else {
 		mr = xa_load(&ctx->mrs, req->handle);
 		if (!mr)

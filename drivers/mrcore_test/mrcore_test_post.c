@@ -164,6 +164,10 @@ static int mrct_qp_post_locked(struct mrct_ctx *ctx, struct mrct_post_work *w)
 	if (IS_ERR(pair))
 		return PTR_ERR(pair);
 	qp = pair->qp[req->qp];
+	/* Inline data names no key. */
+	if (!(req->send_flags & MRCT_SEND_INLINE) &&
+	    !mrct_user_sges_ok(ctx->ibdev, w->sge, req->num_sge))
+		return -EPERM;
 
 	w->wr.wr.wr_id = pair->next_wr_id++ & ~MRCT_RECV_WRID;
 	req->post_err = ib_post_send(qp, &w->wr.wr, &bad);
@@ -288,6 +292,10 @@ int mrct_qp_post_recv(struct mrct_ctx *ctx, void __user *uarg)
 	pair = mrct_pair_get(ctx, req->handle);
 	if (IS_ERR(pair)) {
 		err = PTR_ERR(pair);
+		goto out_unlock;
+	}
+	if (!mrct_user_sges_ok(ctx->ibdev, sge, req->num_sge)) {
+		err = -EPERM;
 		goto out_unlock;
 	}
 	wr.wr_id = MRCT_RECV_WRID | pair->next_wr_id++;

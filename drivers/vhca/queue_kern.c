@@ -80,6 +80,11 @@ enum vhca_take vhca_queue_take_recv(struct vhca_qp *rqp,
 		ret = taken ? VHCA_TAKEN : VHCA_EMPTY;
 		if (taken)
 			rqp->rx_busy++;
+		/* A user ring may not name the kernel's local DMA key. */
+		if (taken && !rdma_is_kernel_res(&rqp->ibqp.res) &&
+		    vhca_sge_names(rwqe->sge, rwqe->num_sge,
+				   rqp->vdev->rsvd_lkey))
+			rwqe->bad = true;
 	}
 	spin_unlock_irqrestore(&rqp->state_lock, flags);
 	/* The handler may call verbs: no lock is held for it. */

@@ -115,6 +115,9 @@ static enum ib_wc_status vhca_usq_data(struct vhca_qp *qp,
 	BUILD_BUG_ON(sizeof(struct rxe_sge) != sizeof(struct ib_sge));
 	memcpy(wqe->sge, e->dma.sge, num_sge * sizeof(struct ib_sge));
 	wqe->num_sge = num_sge;
+	/* The local DMA key reaches all of physical memory: the kernel's. */
+	if (vhca_sge_names(wqe->sge, num_sge, qp->vdev->rsvd_lkey))
+		return IB_WC_LOC_PROT_ERR;
 
 	/* An atomic's result lands in one 8-byte SGE. */
 	if ((wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||

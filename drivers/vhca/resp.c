@@ -79,7 +79,10 @@ static void vhca_fill_recv(struct vhca_peer *peer, struct vhca_req *req,
 	u64 room;
 	int err;
 
-	/* A user ring's receive that failed its checks (queue_user.c). */
+	/*
+	 * A user ring's receive that failed its checks (queue_user.c), or
+	 * named the local DMA key (vhca_queue_take_recv()).
+	 */
 	if (unlikely(rwqe->bad)) {
 		vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_QP_OP_ERR, &wc,
 				 solicited);

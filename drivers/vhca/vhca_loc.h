@@ -329,6 +329,9 @@ int vhca_udata_in_check(struct ib_udata *udata, size_t known);
  */
 int vhca_udata_out(struct ib_udata *udata, void *resp, size_t len);
 
+/* xfer.c: does one of the @num SGEs of @sge name @key? */
+bool vhca_sge_names(const struct ib_sge *sge, u32 num, u32 key);
+
 /* queue_user.c: the rings as the engine, srq.c and cq.c see them */
 size_t vhca_user_sq_elem(u32 max_sge, u32 max_inline);
 size_t vhca_user_rq_elem(u32 max_sge);

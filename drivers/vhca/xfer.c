@@ -62,6 +62,24 @@ void vhca_cursor_sgl(struct vhca_cursor *cur, struct vhca_qp *qp,
 }
 
 /**
+ * vhca_sge_names - does a list of SGEs name a key?
+ * @sge: the list
+ * @num: its entries
+ * @key: the key
+ *
+ * Return: true if an SGE's lkey is @key.
+ */
+bool vhca_sge_names(const struct ib_sge *sge, u32 num, u32 key)
+{
+	u32 i;
+
+	for (i = 0; i < num; i++)
+		if (sge[i].lkey == key)
+			return true;
+	return false;
+}
+
+/**
  * vhca_sge_bytes - the bytes a list of SGEs covers
  * @sge: the list
  * @num: its entries

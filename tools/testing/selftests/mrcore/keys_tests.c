@@ -345,6 +345,41 @@ KEYS_TEST(bad_keys)
 	}
 }
 
+/*
+ * The local DMA key reaches every physical address: mrcore_test gives
+ * user space none of its uses, as a device access, a send's SGE or a
+ * receive's.
+ */
+KEYS_TEST(dma_lkey_not_for_user)
+{
+	uint8_t buf[64];
+	struct mrct_xfer x = {
+		.length = sizeof(buf),
+		.ptr = (uintptr_t)buf,
+		.key = self->dma_lkey,
+		.flags = MRCT_XFER_RAW_KEY,
+	};
+	struct mrct_qp_recv r = {
+		.handle = self->pair,
+		.qp = 1,
+		.num_sge = 1,
+	};
+	struct mrct_qp_post p = {
+		.handle = self->pair,
+		.opcode = MRCT_WR_SEND,
+		.num_sge = 1,
+	};
+
+	EXPECT_EQ(-EPERM, mt_ioctl(self->fd, MRCT_DEV_READ, &x));
+	EXPECT_EQ(-EPERM, mt_ioctl(self->fd, MRCT_DEV_WRITE, &x));
+	r.sge[0].length = sizeof(buf);
+	r.sge[0].lkey = self->dma_lkey;
+	EXPECT_EQ(-EPERM, mt_ioctl(self->fd, MRCT_QP_POST_RECV, &r));
+	p.sge[0].length = sizeof(buf);
+	p.sge[0].lkey = self->dma_lkey;
+	EXPECT_EQ(-EPERM, mt_ioctl(self->fd, MRCT_QP_POST, &p));
+}
+
 /* Async: one completion, with the key asked for, which moves data. */
 KEYS_TEST(async_key_moves_data)
 {

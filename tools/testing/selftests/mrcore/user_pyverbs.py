@@ -498,6 +498,57 @@ def _no_remote(c):
 
 case('reg_mr LOCAL_WRITE: remote write and read refused (REM_ACCESS_ERR)')(_no_remote)
 
+
+def dma_lkey(d):
+	"""vhca's local DMA key, its one PA context (debugfs mkeys), or None."""
+	try:
+		with open(f'/sys/kernel/debug/vhca/{d.name}/mkeys') as f:
+			for line in f:
+				w = line.split()
+				if len(w) > 3 and w[2] == 'VALID' and w[3] == 'PA':
+					return int(w[1], 16)
+	except OSError:
+		pass
+	return None
+
+
+def needs_dma_lkey(d):
+	if d.kind != 'vhca':
+		return 'vhca only: its local DMA key is read from its debugfs'
+	if dma_lkey(d) is None:
+		return f'no PA context in /sys/kernel/debug/vhca/{d.name}/mkeys'
+	return None
+
+
+def _dma_lkey(c):
+	"""The kernel's local DMA key, whose addresses are physical ones, in
+	a user WQE: refused as a send's source, a write's source, a read's
+	target and a receive's buffer, no byte of the peer MR touched."""
+	key = dma_lkey(c.d)
+	peer = c.mr(LW | RW | RR)
+	data = pattern(9, LEN)
+	peer.write(data, LEN, 0)
+	p = c.rc_pair()
+	err_wc(p.send(0, 64, key), e.IBV_WC_LOC_PROT_ERR,
+	       'SEND from the local DMA key')
+	p = c.rc_pair()
+	err_wc(p.write(0, 64, key, peer.buf, peer.rkey), e.IBV_WC_LOC_PROT_ERR,
+	       'RDMA write from the local DMA key')
+	p = c.rc_pair()
+	err_wc(p.read(0, 64, key, peer.buf, peer.rkey), e.IBV_WC_LOC_PROT_ERR,
+	       'RDMA read into the local DMA key')
+	p = c.rc_pair()
+	p.recv(p.b, 0, 64, key)
+	err_wc(p.send(peer.buf, 64, peer.lkey), e.IBV_WC_REM_OP_ERR,
+	       'SEND to a receive naming the local DMA key')
+	err_wc(wait_wc(p.cq_b)[0], e.IBV_WC_LOC_QP_OP_ERR,
+	       'the receive naming the local DMA key')
+	same(peer.read(LEN, 0), data, 'the peer MR')
+
+
+case('the local DMA key in a user WQE or receive: refused',
+     needs_dma_lkey)(_dma_lkey)
+
 for _acc in (RW, RA, RW | RR, RA | RR):
 	def _refuse(c, acc=_acc):
 		refused(lambda: c.mr(acc), errno.EINVAL, f'reg_mr {access_str(acc)}')
