@@ -855,10 +855,16 @@ void vhca_engine_doorbell(struct vhca_qp *qp)
 	vhca_engine_run_here(qp, &b);
 }
 
-static unsigned int post_bytes = SZ_4K;
+/*
+ * Off by default, by the numbers (Documentation/mrcore/datapath.rst, "The
+ * execution model"): NVMe-oF's WQEs are mostly REG_MR and Send with
+ * Invalidate, which such a run leaves to the worker, and the split cost
+ * more context switches per I/O than it saved.
+ */
+static unsigned int post_bytes;
 module_param(post_bytes, uint, 0644);
 MODULE_PARM_DESC(post_bytes,
-		 "longest WQE a kernel post_send executes in its call (at most 128 KiB); longer ones, and all when 0, go to the engine's worker");
+		 "longest WQE a kernel post_send executes in its call (at most 128 KiB); longer ones, and all when 0 (the default), go to the engine's worker");
 
 /**
  * vhca_engine_post - run a kernel QP's send queue in its post_send's call

@@ -22,9 +22,9 @@
 #    the ceiling with no fabric), and the same RAM disk exported by nvmet
 #    over NVMe/TCP (nvmet-tcp, nvme-tcp), over RDMA on vhca0 and over RDMA
 #    on rxe0 (nvmet-rdma, nvme-rdma), and on vhca0 once more with its
-#    post_bytes at 0 ("vhca0, worker": every WQE a kernel post_send
-#    queues goes to the engine's worker, as before issue 21's execution
-#    model; the same connection). The three are up at once, each on a
+#    post_bytes at 4096 ("vhca0, post_send runs": a kernel post_send runs
+#    the WQEs it may itself, vhca_engine_post(), off by default; the same
+#    connection). The three are up at once, each on a
 #    dummy netdev of its own with an nvmet port and subsystem of its own;
 #    the host, in the same VM, connects to each once with nr_io_queues=2.
 #    Each target's data is verified before any timing (16 MiB of a random
@@ -215,12 +215,13 @@ bench_part fmr && FMR_BENCH_ARGS=$FMR_BENCH_ARGS sh ./fmr_chardev.sh --bench
 # directly (the ceiling, no fabric) and the same RAM disk exported by nvmet
 # over NVMe/TCP, over RDMA on vhca0 and over RDMA on rxe0. NV_TARGETS are
 # the columns, in the order each round runs them.
-NV_TARGETS="brd tcp vhca vhcaw rxe"
+NV_TARGETS="brd tcp vhca vhcap rxe"
 NV_BRD_MIB=256
-# vhca's post_bytes as loaded (vhca0's column runs with it, vhca0,
-# worker's with 0); put back after the part.
+# vhca's post_bytes as loaded (vhca0's column runs with it, vhcap's with
+# NV_POST_RUN); put back after the part.
 NV_POST=/sys/module/vhca/parameters/post_bytes
 NV_POST_BYTES=
+NV_POST_RUN=4096
 # What each target is verified with before any timing: a fresh random
 # pattern of this many MiB at the start of the disk.
 NV_VERIFY_MIB=16
@@ -244,8 +245,8 @@ nv_why_of() { eval "echo \${nv_why_$1:-}"; }
 # nv_use T: nvmeof.sh's NQN, NVMET_PORT and NVME_TRTYPE for target T, and
 # its column's label, RDMA device, netdev and address (NV_LABEL, NV_DEV,
 # NV_NETDEV, NV_ADDR). Each fabric has a dummy netdev of its own, with an
-# nvmet port and subsystem of its own on its address; vhcaw is vhca's,
-# run with post_bytes 0 (nv_post).
+# nvmet port and subsystem of its own on its address; vhcap is vhca's,
+# run with post_bytes NV_POST_RUN (nv_post).
 nv_use() {
 	NQN=nqn.2026-11.org.mrcore:bench-$1
 	case "$1" in
@@ -254,7 +255,7 @@ nv_use() {
 		NVMET_PORT=13 NVME_TRTYPE=tcp ;;
 	vhca)	NV_LABEL=vhca0 NV_DEV=vhca0 NV_NETDEV=nbv0 NV_ADDR=10.76.0.1
 		NVMET_PORT=12 NVME_TRTYPE=rdma ;;
-	vhcaw)	NV_LABEL="vhca0, worker" NV_DEV=vhca0 NV_NETDEV=nbv0
+	vhcap)	NV_LABEL="vhca0, post_send runs" NV_DEV=vhca0 NV_NETDEV=nbv0
 		NV_ADDR=10.76.0.1 NVMET_PORT=12 NVME_TRTYPE=rdma
 		NQN=nqn.2026-11.org.mrcore:bench-vhca ;;
 	rxe)	NV_LABEL=rxe0 NV_DEV=rxe0 NV_NETDEV=nbr0 NV_ADDR=10.77.0.1
@@ -300,13 +301,13 @@ nv_up() {
 	local t=$1 out blk
 
 	nv_use "$t"
-	if [ "$t" = vhcaw ]; then
+	if [ "$t" = vhcap ]; then
 		blk=$(nv_get vhca 0 blk)
-		[ -n "$blk" ] || { nv_why vhcaw "vhca0 is not up"; return 1; }
+		[ -n "$blk" ] || { nv_why vhcap "vhca0 is not up"; return 1; }
 		[ -n "$NV_POST_BYTES" ] ||
-			{ nv_why vhcaw "no $NV_POST"; return 1; }
-		nv_set vhcaw 0 queues "$(nv_get vhca 0 queues)"
-		nv_set vhcaw 0 blk "$blk"
+			{ nv_why vhcap "no $NV_POST"; return 1; }
+		nv_set vhcap 0 queues "$(nv_get vhca 0 queues)"
+		nv_set vhcap 0 blk "$blk"
 		return 0
 	fi
 	blk=$NVMET_DEV
@@ -340,7 +341,7 @@ nv_up() {
 # against T's figures only when nothing did before.
 nv_down() {
 	nv_use "$1"
-	[ "$1" = brd ] || [ "$1" = vhcaw ] && return 0
+	[ "$1" = brd ] || [ "$1" = vhcap ] && return 0
 	[ -z "$(nv_get "$1" 0 down)" ] || return 0
 	nv_set "$1" 0 down 1
 	nvme_host_down >/dev/null || nv_why "$1" "disconnect timed out"
@@ -433,12 +434,12 @@ nv_inline() {
 	}'
 }
 
-# nv_post T: vhca's post_bytes for target T's runs: 0 for vhcaw, as
-# loaded for vhca.
+# nv_post T: vhca's post_bytes for target T's runs: NV_POST_RUN for
+# vhcap, as loaded for vhca.
 nv_post() {
 	case "$1" in
 	vhca)	echo "$NV_POST_BYTES" > "$NV_POST" ;;
-	vhcaw)	echo 0 > "$NV_POST" ;;
+	vhcap)	echo "$NV_POST_RUN" > "$NV_POST" ;;
 	esac 2>/dev/null
 }
 
@@ -501,7 +502,7 @@ nv_round() {
 	[ -n "$blk" ] || return 0
 	case "$t" in
 	vhca)	vhca=1 ;;
-	vhcaw)	vhca=1
+	vhcap)	vhca=1
 		[ -z "$(nv_get vhca 0 down)" ] || return 0 ;;
 	esac
 	nv_use "$t"
@@ -557,7 +558,7 @@ nv_cell() {
 nv_trow() {
 	printf '| %-44s | %17s | %17s | %17s | %17s | %17s |\n' "$1" \
 		"$(nv_cell brd "$2")" "$(nv_cell tcp "$2")" \
-		"$(nv_cell vhca "$2")" "$(nv_cell vhcaw "$2")" \
+		"$(nv_cell vhca "$2")" "$(nv_cell vhcap "$2")" \
 		"$(nv_cell rxe "$2")"
 }
 
@@ -638,9 +639,9 @@ nvmeof_part() {
 	echo "bench: per I/O: /proc/stat read by the 4 KiB QD32 1-job run's job before its first I/O and" \
 	     "after its last, the deltas over fio's I/O count: context switches, busy CPU time of all" \
 	     "CPUs (user, nice, system, irq, softirq, steal); on vhca, the share of the WQEs completed" \
-	     "meanwhile that their posters ran (vhca's post_bytes $NV_POST_BYTES; 0 in vhca0, worker)"
+	     "meanwhile that their posters ran (vhca's post_bytes $NV_POST_BYTES; $NV_POST_RUN in vhca0, post_send runs)"
 	printf '| %-44s | %17s | %17s | %17s | %17s | %17s |\n' "workload (round 1 / round 2)" \
-		"bare brd" NVMe/TCP vhca0 "vhca0, worker" rxe0
+		"bare brd" NVMe/TCP vhca0 "vhca0, post_send" rxe0
 	echo "|----------------------------------------------|------------------:|------------------:|------------------:|------------------:|------------------:|"
 	nv_trow "4 KiB randread QD32, 1 job (IOPS)" iops1
 	nv_trow "4 KiB randread QD32, 4 jobs (IOPS)" iops4
@@ -946,4 +947,6 @@ ureg_part() {
 	echo "bench: ureg part took $(($(date +%s) - t0)) s"
 }
 
-bench_part ureg && ureg_part
+if bench_part ureg; then
+	ureg_part
+fi

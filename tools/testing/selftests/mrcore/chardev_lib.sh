@@ -104,7 +104,10 @@ chardev_missing() {
 # chardev_setup PFX PROG RDMA_DEVS NETDEVS: name the script (PFX, the
 # prefix of its lines; PROG, its kselftest program), list the rdma links
 # and netdevs that chardev_missing removes, load ib_core, mrcore, vhca and
-# mrcore_test, and check /dev/mrcore_test and ./PROG.
+# mrcore_test, and check /dev/mrcore_test and ./PROG. vhca's post_bytes
+# is 4096 here (off by default): mrcore_test's kernel QPs then run what
+# they post in their post_send, which the chardev suites' data-path,
+# ODP, FRWR and window cases put to the test.
 chardev_setup() {
 	CHARDEV_PFX=$1
 	CHARDEV_PROG=$2
@@ -112,7 +115,8 @@ chardev_setup() {
 	CHARDEV_NETDEVS=$4
 
 	modprobe ib_core || chardev_missing "ib_core" "modprobe ib_core failed"
-	load_mrcore || chardev_missing "mrcore and vhca" "they do not load"
+	load_mrcore post_bytes=4096 ||
+		chardev_missing "mrcore and vhca" "they do not load"
 	load_mrcore_test ||
 		chardev_missing "mrcore_test" "neither $MRC_KO/mrcore_test.ko nor modprobe"
 	[ -c /dev/mrcore_test ] || chardev_missing "mrcore_test" "no /dev/mrcore_test"

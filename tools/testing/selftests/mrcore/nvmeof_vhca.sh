@@ -50,7 +50,9 @@ skip_rest() {
 	exit 4
 }
 
-modules_up() { nvmeof_modules && load_mrcore; }
+# vhca's post_bytes at 4096 (off by default): nvme-rdma's and
+# nvmet-rdma's posts run what they may in their post_send.
+modules_up() { nvmeof_modules && load_mrcore post_bytes=4096; }
 t_gate "$T: NVMe-oF, mrcore and vhca modules load" modules_up || skip_rest "modules"
 t_gate "$T: rdma link add $DEV netdev $NETDEV, GID of $ADDR" \
 	rdma_link_up vhca $DEV $NETDEV $ADDR || skip_rest "$DEV"
