@@ -8,10 +8,10 @@
  * (vhca_engine_doorbell()), or a kernel post_send for what cannot sleep
  * (vhca_engine_post()). The engine takes the WQE at the queue's tail and
  * executes it to the end before the next one, so the queue is executed
- * in order and fences hold trivially. A message to a
- * peer is delivered through the loopback fabric: the engine finds the
- * responder QP and executes the responder's side too (taking a receive,
- * checking the rkey, moving the bytes, completing the receive).
+ * in order and fences hold trivially. A message to a peer is delivered
+ * through the loopback fabric: the engine finds the responder QP and
+ * executes the responder's side too (taking a receive, checking the rkey,
+ * moving the bytes, completing the receive).
  *
  * Flow of one WQE: vhca_engine_kick() queues the QP's vhca_sq_work(),
  * whose vhca_sq_run() (or a poster's) takes the WQE at the tail (queue.h)
@@ -22,9 +22,9 @@
  * verdict completes the WQE (vhca_sq_complete()), or arms the RNR or
  * transport retry timer (vhca_retry()); a page fault parks the QP instead
  * (vhca_fault_raise(), fault.c). A queue found empty may be polled a
- * while (engine_linger_us) before the worker is given back. The file reads: completions, the
- * requester, retries, the scheduler, then the QP's and the device's
- * engine state.
+ * while (engine_linger_us) before the worker is given back. The file
+ * reads: completions, the requester, retries, the scheduler, then the
+ * QP's and the device's engine state.
  *
  * Every byte moves once between two cursors, one per side of the
  * transfer, from the pages the walker found for one side to those it
@@ -901,7 +901,8 @@ void vhca_engine_post(struct vhca_qp *qp)
 		.nosleep = true,
 	};
 
-	if (qp->srq || !in_task() || irqs_disabled()) {
+	/* Off (the default), or not here: no bottom-half toggle per post. */
+	if (!b.max_len || qp->srq || !in_task() || irqs_disabled()) {
 		vhca_engine_kick(qp);
 		return;
 	}
