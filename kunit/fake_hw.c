@@ -50,7 +50,7 @@ static int fake_hw_call(struct fake_hw *hw, enum fake_hw_op op)
 	hw->log_len++;
 	hw->calls[op]++;
 	if (hw->fail_nth && hw->fail_op == op && hw->calls[op] == hw->fail_nth)
-		return -EIO;
+		return hw->fail_err;
 	return 0;
 }
 
@@ -293,6 +293,7 @@ void fake_hw_fail_nth(struct fake_hw *hw, enum fake_hw_op op,
 {
 	hw->fail_op = op;
 	hw->fail_nth = nth;
+	hw->fail_err = -EIO;
 }
 
 /**
@@ -315,6 +316,21 @@ void fake_hw_fail_next(struct fake_hw *hw, enum fake_hw_op op,
 		       unsigned int k)
 {
 	fake_hw_fail_nth(hw, op, hw->calls[op] + k);
+}
+
+/**
+ * fake_hw_fail_next_err - fake_hw_fail_next(), failing with @err
+ * @hw: the fake
+ * @op: op to fail
+ * @k: 1 for the next call, 2 for the one after, ...
+ * @err: a negative errno, such as the -EAGAIN of a write_mkey that may
+ *	not wait for a drain (struct mrc_hw_ops)
+ */
+void fake_hw_fail_next_err(struct fake_hw *hw, enum fake_hw_op op,
+			   unsigned int k, int err)
+{
+	fake_hw_fail_next(hw, op, k);
+	hw->fail_err = err;
 }
 
 /**

@@ -36,7 +36,10 @@ enum fake_hw_op {
  * @last_index: slot of the last write_mkey/invalidate_mkey/sync_mkey call
  * @fail_op: op to fail
  * @fail_nth: fail the @fail_nth call (counting from 1) of @fail_op with
- *	-EIO; 0 never fails. fence and sync_mkey return void and never fail
+ *	@fail_err; 0 never fails. fence and sync_mkey return void and never
+ *	fail
+ * @fail_err: the error of the failed call: -EIO unless
+ *	fake_hw_fail_next_err() chose another
  * @expected_misuse: caller bugs the test provokes on purpose; checked
  *	against mdev.stats_misuse at unregistration
  * @registered: mrc_register_device() succeeded and has not been undone
@@ -57,6 +60,7 @@ struct fake_hw {
 	u32 last_index[FAKE_HW_NUM_OPS];
 	enum fake_hw_op fail_op;
 	unsigned int fail_nth;
+	int fail_err;
 	s64 expected_misuse;
 	bool registered;
 	u8 *log;
@@ -80,6 +84,8 @@ void fake_hw_fail_nth(struct fake_hw *hw, enum fake_hw_op op,
 void fake_hw_expect_misuse(struct fake_hw *hw, unsigned int n);
 void fake_hw_fail_next(struct fake_hw *hw, enum fake_hw_op op,
 		       unsigned int k);
+void fake_hw_fail_next_err(struct fake_hw *hw, enum fake_hw_op op,
+			   unsigned int k, int err);
 u32 fake_hw_random_seed(void);
 void fake_hw_wait_for_stop(void);
 enum fake_hw_op fake_hw_log_at(struct fake_hw *hw, unsigned int pos);

@@ -579,6 +579,94 @@ static void mrc_frmr_exec_inv_write_fails_stays_valid(struct kunit *test)
 			0);
 }
 
+static int frwr_reg_nowait(struct mrc_mr *mr, u32 key, u32 npages,
+			   u32 access)
+{
+	return mrc_frmr_exec_reg_nowait(mr, key, FRWR_IOVA, FRWR_LEN,
+					FRWR_SHIFT, frwr_pages, npages,
+					access);
+}
+
+/*
+ * The _nowait forms, for an engine that cannot sleep: while the MR's
+ * mutex is held they change nothing and check nothing (-EAGAIN); free,
+ * they are the REG_MR and invalidation of the other forms, checks and
+ * write order included.
+ */
+static void mrc_frmr_exec_nowait_mutex_busy(struct kunit *test)
+{
+	struct frwr_test_ctx *ctx = test->priv;
+	struct mrc_mr *mr = frwr_alloc(test);
+	u32 old = mr->key, key = frwr_key(old, 1);
+	u32 n = ARRAY_SIZE(frwr_pages);
+	unsigned int mark;
+
+	mutex_lock(&mr->lock);
+	mark = ctx->hw->log_len;
+	KUNIT_EXPECT_EQ(test, frwr_reg_nowait(mr, key, n, LRW), -EAGAIN);
+	/* Not even checked: an empty page list is refused only later. */
+	KUNIT_EXPECT_EQ(test, frwr_reg_nowait(mr, key, 0, LRW), -EAGAIN);
+	mutex_unlock(&mr->lock);
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+	assert_free_ctx(test, mr, old);
+	KUNIT_EXPECT_EQ(test, mr->key, old);
+
+	KUNIT_EXPECT_EQ(test, frwr_reg_nowait(mr, key, 0, LRW), -EINVAL);
+	mark = ctx->hw->log_len;
+	KUNIT_EXPECT_EQ(test, frwr_reg_nowait(mr, key, n, LRW), 0);
+	KUNIT_EXPECT_TRUE(test, fake_hw_assert_reg_order(test, ctx->hw, mark,
+							 false));
+	KUNIT_EXPECT_EQ(test, fake_hw_ctx(ctx->hw, key)->state,
+			(u8)MRC_MKEY_VALID);
+	KUNIT_EXPECT_EQ(test, mr->key, key);
+	KUNIT_EXPECT_PTR_EQ(test, mrc_mkey_owner(ctx->mdev, key), (void *)mr);
+	/* VALID: refused, as by mrc_frmr_exec_reg(). */
+	KUNIT_EXPECT_EQ(test, frwr_reg_nowait(mr, frwr_key(key, 1), n, LW),
+			-EINVAL);
+
+	mutex_lock(&mr->lock);
+	mark = ctx->hw->log_len;
+	KUNIT_EXPECT_EQ(test, mrc_exec_inv_nowait(ctx->mdev, ctx->pd.pdn, 0,
+						  key), -EAGAIN);
+	mutex_unlock(&mr->lock);
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+	KUNIT_EXPECT_EQ(test, fake_hw_ctx(ctx->hw, key)->state,
+			(u8)MRC_MKEY_VALID);
+
+	/* The checks of mrc_exec_inv(), then VALID -> FREE. */
+	KUNIT_EXPECT_EQ(test, mrc_exec_inv_nowait(ctx->mdev, ctx->pd.pdn, 0,
+						  frwr_key(key, 1)), -ENOKEY);
+	KUNIT_EXPECT_EQ(test, mrc_exec_inv_nowait(ctx->mdev, ctx->pd2.pdn, 0,
+						  key), -EPERM);
+	KUNIT_EXPECT_EQ(test, mrc_exec_inv_nowait(ctx->mdev, ctx->pd.pdn, 0,
+						  key), 0);
+	assert_free_ctx(test, mr, key);
+}
+
+/*
+ * A backend's write_mkey that may not wait for a drain gives up with
+ * -EAGAIN (struct mrc_hw_ops): the invalidation fails so, the MR still
+ * VALID in mrcore's record, and the engine's second execution, where it
+ * can sleep, finishes it.
+ */
+static void mrc_exec_inv_nowait_drain_later(struct kunit *test)
+{
+	struct frwr_test_ctx *ctx = test->priv;
+	struct mrc_mr *mr = frwr_alloc(test);
+	u32 key = frwr_key(mr->key, 1);
+
+	KUNIT_ASSERT_EQ(test, frwr_reg(mr, key, LW), 0);
+
+	fake_hw_fail_next_err(ctx->hw, FAKE_HW_WRITE_MKEY, 1, -EAGAIN);
+	KUNIT_EXPECT_EQ(test, mrc_exec_inv_nowait(ctx->mdev, ctx->pd.pdn, 0,
+						  key), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, frwr_reg(mr, frwr_key(key, 1), LW), -EINVAL);
+	KUNIT_EXPECT_EQ(test, mr->key, key);
+	KUNIT_EXPECT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, 0, key), 0);
+	assert_free_ctx(test, mr, key);
+	KUNIT_EXPECT_EQ(test, frwr_reg(mr, frwr_key(key, 1), LW), 0);
+}
+
 static void mrc_frmr_reg_inv_cycles_wrap_variant(struct kunit *test)
 {
 	struct frwr_test_ctx *ctx = test->priv;
@@ -889,6 +977,38 @@ static void mrc_frmr_exec_reg_klm_inv_cycles(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, assert_baseline(test));
 }
 
+static void mrc_frmr_exec_reg_klm_nowait_mutex_busy(struct kunit *test)
+{
+	struct frwr_test_ctx *ctx = test->priv;
+	struct mrc_mr *mr = gaps_alloc(test);
+	u32 old = mr->key, key = frwr_key(old, 1);
+	u32 n = ARRAY_SIZE(gaps_bufs);
+	unsigned int mark;
+
+	mutex_lock(&mr->lock);
+	mark = ctx->hw->log_len;
+	KUNIT_EXPECT_EQ(test, mrc_frmr_exec_reg_klm_nowait(mr, key, GAPS_IOVA,
+							   gaps_bufs, n, LRW),
+			-EAGAIN);
+	mutex_unlock(&mr->lock);
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+	assert_free_ctx(test, mr, old);
+
+	/* An MTT-mode REG_MR is refused before the mutex, as ever. */
+	KUNIT_EXPECT_EQ(test, frwr_reg_nowait(mr, key, 1, LW), -EINVAL);
+	mark = ctx->hw->log_len;
+	KUNIT_EXPECT_EQ(test, mrc_frmr_exec_reg_klm_nowait(mr, key, GAPS_IOVA,
+							   gaps_bufs, n, LRW),
+			0);
+	KUNIT_EXPECT_TRUE(test, fake_hw_assert_reg_order(test, ctx->hw, mark,
+							 true));
+	KUNIT_EXPECT_EQ(test, fake_hw_ctx(ctx->hw, key)->state,
+			(u8)MRC_MKEY_VALID);
+	KUNIT_EXPECT_EQ(test, mrc_exec_inv_nowait(ctx->mdev, ctx->pd.pdn, 0,
+						  key), 0);
+	assert_free_ctx(test, mr, key);
+}
+
 static int frwr_test_init(struct kunit *test)
 {
 	struct frwr_test_ctx *ctx;
@@ -952,6 +1072,8 @@ static struct kunit_case frwr_test_cases[] = {
 	KUNIT_CASE(mrc_frmr_exec_inv_other_pd),
 	KUNIT_CASE(mrc_frmr_exec_inv_busy_with_windows),
 	KUNIT_CASE(mrc_frmr_exec_inv_write_fails_stays_valid),
+	KUNIT_CASE(mrc_frmr_exec_nowait_mutex_busy),
+	KUNIT_CASE(mrc_exec_inv_nowait_drain_later),
 	KUNIT_CASE(mrc_frmr_reg_inv_cycles_wrap_variant),
 	KUNIT_CASE(mrc_dealloc_frmr_valid),
 	KUNIT_CASE(mrc_dealloc_frmr_invalidate_fails),
@@ -962,6 +1084,7 @@ static struct kunit_case frwr_test_cases[] = {
 	KUNIT_CASE_PARAM(mrc_frmr_exec_reg_klm_bad_args, gaps_reg_gen_params),
 	KUNIT_CASE(mrc_frmr_exec_reg_mode_mismatch),
 	KUNIT_CASE(mrc_frmr_exec_reg_klm_inv_cycles),
+	KUNIT_CASE(mrc_frmr_exec_reg_klm_nowait_mutex_busy),
 	{}
 };
 

@@ -927,6 +927,30 @@ static void mrc_exec_inv_other_qp(struct kunit *test)
 }
 
 /*
+ * An engine that cannot sleep leaves a window's invalidation to a context
+ * that can (mrc_exec_inv_nowait()): -EAGAIN, nothing written, the window
+ * still bound; the same key invalidates as ever from there.
+ */
+static void mrc_exec_inv_nowait_window_later(struct kunit *test)
+{
+	struct mw_test_ctx *ctx = test->priv;
+	struct mrc_mr *mr = ctx->mrs[MR_FULL];
+	struct mrc_mw *mw = mw_alloc(test, 0, MRC_MW_TYPE_2);
+	u32 key = mw_bind2(test, mw, mr, MW_QPN);
+	unsigned int mark = ctx->hw->log_len;
+
+	KUNIT_EXPECT_EQ(test, mrc_exec_inv_nowait(ctx->mdev, ctx->pd.pdn,
+						  MW_QPN, key), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, ctx->hw->log_len, mark);
+	assert_mw_bound(test, key, mr, MW_IOVA, MW_IOVA, MW_LEN, RR, MW_QPN);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mr->num_mw), 1);
+
+	KUNIT_EXPECT_EQ(test, mw_inv(test, key), 0);
+	assert_mw_free(test, key);
+	KUNIT_EXPECT_EQ(test, atomic_read(&mr->num_mw), 0);
+}
+
+/*
  * A type 2 window's context names its QP, and 0 is "no QP" to the
  * device: a Bind MW with QP 0 is refused before the device is touched.
  * A type 1 window bound through a WR carries no QP and needs none.
@@ -1205,6 +1229,7 @@ static struct kunit_case mw_test_cases[] = {
 	KUNIT_CASE(mrc_dereg_mr_busy_with_windows),
 	KUNIT_CASE(mrc_dealloc_mw_bound),
 	KUNIT_CASE(mrc_exec_inv_other_qp),
+	KUNIT_CASE(mrc_exec_inv_nowait_window_later),
 	KUNIT_CASE(mrc_mw_exec_bind_type2_needs_qp),
 	KUNIT_CASE(mrc_mw_unbind_qp_frees_windows),
 	KUNIT_CASE(mrc_mw_unbind_qp_nothing_bound),

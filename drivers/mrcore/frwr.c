@@ -24,7 +24,11 @@
  *
  * Both transitions run under the MR's mutex (mrc_mr.lock), so REG_MR and
  * invalidations from several QPs, window binds and deregistration are
- * serialised. An invalidation finds its MR by key, which a peer chooses,
+ * serialised. An engine that executes where it cannot sleep (a kernel
+ * post_send's own run) calls the _nowait forms: they take the mutex only
+ * if it is free and let the backend refuse to wait for a drain, and
+ * return -EAGAIN where the others would sleep, so the engine leaves the
+ * work request to a context that can. An invalidation finds its MR by key, which a peer chooses,
  * so the MR may be torn down at the same time: lookups hold the MR through
  * mr->users (mrc_mr_lookup()), and mrc_dereg_mr() turns new lookups away
  * and waits for the others before it invalidates, drains and frees.
@@ -93,6 +97,19 @@ enum mrc_mkey_state mrc_frmr_state(const struct mrc_mr *mr)
 
 	/* Written under the MR's mutex by mrc_frmr_set_state(). */
 	return READ_ONCE(frmr->state);
+}
+
+/*
+ * Take the MR's mutex for an exec call. With @nowait (a caller that cannot
+ * sleep) only if it is free: -EAGAIN otherwise.
+ */
+static int mrc_frmr_lock(struct mrc_mr *mr, bool nowait)
+{
+	if (!nowait) {
+		mutex_lock(&mr->lock);
+		return 0;
+	}
+	return mutex_trylock(&mr->lock) ? 0 : -EAGAIN;
 }
 
 /**
@@ -428,6 +445,34 @@ static int mrc_frmr_reg_locked(struct mrc_frmr *frmr, u32 key, u64 iova,
 	return mrc_frmr_go_valid(frmr, &ctx, access);
 }
 
+/* mrc_frmr_exec_reg(), and with @nowait its _nowait form. */
+static int mrc_frmr_do_reg(struct mrc_mr *mr, u32 key, u64 iova, u64 length,
+			   unsigned int page_shift, const u64 *dma_pages,
+			   u32 npages, u32 access, bool nowait)
+{
+	struct mrc_frmr *frmr;
+	int ret;
+
+	/* Only an MTT-mode fast-registration MR takes a page list. */
+	if (!mr || mr->type != MRC_MR_FAST_REG ||
+	    mr->mode != MRC_ACCESS_MODE_MTT)
+		return -EINVAL;
+	frmr = to_mrc_frmr(mr);
+
+	ret = mrc_frmr_lock(mr, nowait);
+	if (ret)
+		return ret;
+	ret = mrc_frmr_check_reg(frmr, key, iova, length, page_shift,
+				 dma_pages, npages, access);
+	if (!ret)
+		ret = mrc_frmr_reg_locked(frmr, key, iova, length, page_shift,
+					  dma_pages, npages, access);
+	mrc_dbg_mr(mr, "key 0x%08x iova 0x%llx length 0x%llx shift %u pages %u access 0x%x: %d\n",
+		   key, iova, length, page_shift, npages, access, ret);
+	mutex_unlock(&mr->lock);
+	return ret;
+}
+
 /**
  * mrc_frmr_exec_reg - execute a REG_MR work request, as the device
  * @mr: a fast-reg MR from mrc_alloc_frmr()
@@ -465,27 +510,40 @@ int mrc_frmr_exec_reg(struct mrc_mr *mr, u32 key, u64 iova, u64 length,
 		      unsigned int page_shift, const u64 *dma_pages,
 		      u32 npages, u32 access)
 {
-	struct mrc_frmr *frmr;
-	int ret;
-
-	/* Only an MTT-mode fast-registration MR takes a page list. */
-	if (!mr || mr->type != MRC_MR_FAST_REG ||
-	    mr->mode != MRC_ACCESS_MODE_MTT)
-		return -EINVAL;
-	frmr = to_mrc_frmr(mr);
-
-	mutex_lock(&mr->lock);
-	ret = mrc_frmr_check_reg(frmr, key, iova, length, page_shift,
-				 dma_pages, npages, access);
-	if (!ret)
-		ret = mrc_frmr_reg_locked(frmr, key, iova, length, page_shift,
-					  dma_pages, npages, access);
-	mrc_dbg_mr(mr, "key 0x%08x iova 0x%llx length 0x%llx shift %u pages %u access 0x%x: %d\n",
-		   key, iova, length, page_shift, npages, access, ret);
-	mutex_unlock(&mr->lock);
-	return ret;
+	return mrc_frmr_do_reg(mr, key, iova, length, page_shift, dma_pages,
+			       npages, access, false);
 }
 EXPORT_SYMBOL_GPL(mrc_frmr_exec_reg);
+
+/**
+ * mrc_frmr_exec_reg_nowait - mrc_frmr_exec_reg() where the caller cannot sleep
+ * @mr: as for mrc_frmr_exec_reg()
+ * @key: as for mrc_frmr_exec_reg()
+ * @iova: as for mrc_frmr_exec_reg()
+ * @length: as for mrc_frmr_exec_reg()
+ * @page_shift: as for mrc_frmr_exec_reg()
+ * @dma_pages: as for mrc_frmr_exec_reg()
+ * @npages: as for mrc_frmr_exec_reg()
+ * @access: as for mrc_frmr_exec_reg()
+ *
+ * The same REG_MR, for an engine that executes it where it cannot sleep,
+ * such as a kernel post_send's own run. A FREE context has no walkers to
+ * drain, so only the MR's mutex could make it wait: it is taken only if
+ * it is free.
+ *
+ * Context: any context but hard interrupt; does not sleep. The backend's
+ * write_xlt, fence and write_mkey of a FREE slot must not sleep there.
+ * Return: as mrc_frmr_exec_reg(); -EAGAIN, with nothing checked or
+ * written, when the MR's mutex is held.
+ */
+int mrc_frmr_exec_reg_nowait(struct mrc_mr *mr, u32 key, u64 iova,
+			     u64 length, unsigned int page_shift,
+			     const u64 *dma_pages, u32 npages, u32 access)
+{
+	return mrc_frmr_do_reg(mr, key, iova, length, page_shift, dma_pages,
+			       npages, access, true);
+}
+EXPORT_SYMBOL_GPL(mrc_frmr_exec_reg_nowait);
 
 /*
  * The checks of an SG_GAPS REG_MR: every range 1 .. MRC_KLM_MAX_BCOUNT
@@ -547,6 +605,39 @@ static int mrc_frmr_write_klm(struct mrc_frmr *frmr,
 	return 0;
 }
 
+/* mrc_frmr_exec_reg_klm(), and with @nowait its _nowait form. */
+static int mrc_frmr_do_reg_klm(struct mrc_mr *mr, u32 key, u64 iova,
+			       const struct mrc_phys_buf *bufs, u32 nbufs,
+			       u32 access, bool nowait)
+{
+	struct mrc_mkey_ctx ctx = {
+		.key = key,
+		.access_mode = MRC_ACCESS_MODE_KLM,
+		.iova = iova,
+		.xlt_entries = nbufs,
+	};
+	struct mrc_frmr *frmr;
+	int ret;
+
+	/* Only an SG_GAPS (KLM-mode) fast-registration MR takes ranges. */
+	if (!mr || mr->type != MRC_MR_FAST_REG ||
+	    mr->mode != MRC_ACCESS_MODE_KLM)
+		return -EINVAL;
+	frmr = to_mrc_frmr(mr);
+
+	ret = mrc_frmr_lock(mr, nowait);
+	if (ret)
+		return ret;
+	ret = mrc_frmr_check_klm(frmr, key, iova, bufs, nbufs, access,
+				 &ctx.length) ?:
+	      mrc_frmr_write_klm(frmr, bufs, nbufs) ?:
+	      mrc_frmr_go_valid(frmr, &ctx, access);
+	mrc_dbg_mr(mr, "key 0x%08x iova 0x%llx ranges %u access 0x%x: %d\n",
+		   key, iova, nbufs, access, ret);
+	mutex_unlock(&mr->lock);
+	return ret;
+}
+
 /**
  * mrc_frmr_exec_reg_klm - execute a REG_MR on an SG_GAPS MR, as the device
  * @mr: a fast-reg MR from mrc_alloc_frmr_sg_gaps()
@@ -577,32 +668,33 @@ int mrc_frmr_exec_reg_klm(struct mrc_mr *mr, u32 key, u64 iova,
 			  const struct mrc_phys_buf *bufs, u32 nbufs,
 			  u32 access)
 {
-	struct mrc_mkey_ctx ctx = {
-		.key = key,
-		.access_mode = MRC_ACCESS_MODE_KLM,
-		.iova = iova,
-		.xlt_entries = nbufs,
-	};
-	struct mrc_frmr *frmr;
-	int ret;
-
-	/* Only an SG_GAPS (KLM-mode) fast-registration MR takes ranges. */
-	if (!mr || mr->type != MRC_MR_FAST_REG ||
-	    mr->mode != MRC_ACCESS_MODE_KLM)
-		return -EINVAL;
-	frmr = to_mrc_frmr(mr);
-
-	mutex_lock(&mr->lock);
-	ret = mrc_frmr_check_klm(frmr, key, iova, bufs, nbufs, access,
-				 &ctx.length) ?:
-	      mrc_frmr_write_klm(frmr, bufs, nbufs) ?:
-	      mrc_frmr_go_valid(frmr, &ctx, access);
-	mrc_dbg_mr(mr, "key 0x%08x iova 0x%llx ranges %u access 0x%x: %d\n",
-		   key, iova, nbufs, access, ret);
-	mutex_unlock(&mr->lock);
-	return ret;
+	return mrc_frmr_do_reg_klm(mr, key, iova, bufs, nbufs, access, false);
 }
 EXPORT_SYMBOL_GPL(mrc_frmr_exec_reg_klm);
+
+/**
+ * mrc_frmr_exec_reg_klm_nowait - mrc_frmr_exec_reg_klm() where the caller
+ *	cannot sleep
+ * @mr: as for mrc_frmr_exec_reg_klm()
+ * @key: as for mrc_frmr_exec_reg_klm()
+ * @iova: as for mrc_frmr_exec_reg_klm()
+ * @bufs: as for mrc_frmr_exec_reg_klm()
+ * @nbufs: as for mrc_frmr_exec_reg_klm()
+ * @access: as for mrc_frmr_exec_reg_klm()
+ *
+ * As mrc_frmr_exec_reg_nowait() is to mrc_frmr_exec_reg().
+ *
+ * Context: any context but hard interrupt; does not sleep.
+ * Return: as mrc_frmr_exec_reg_klm(); -EAGAIN, with nothing checked or
+ * written, when the MR's mutex is held.
+ */
+int mrc_frmr_exec_reg_klm_nowait(struct mrc_mr *mr, u32 key, u64 iova,
+				 const struct mrc_phys_buf *bufs, u32 nbufs,
+				 u32 access)
+{
+	return mrc_frmr_do_reg_klm(mr, key, iova, bufs, nbufs, access, true);
+}
+EXPORT_SYMBOL_GPL(mrc_frmr_exec_reg_klm_nowait);
 
 /* The checked invalidation of a held MR. */
 static int mrc_frmr_inv_locked(struct mrc_frmr *frmr, u32 pdn, u32 key)
@@ -639,6 +731,44 @@ static int mrc_frmr_inv_locked(struct mrc_frmr *frmr, u32 pdn, u32 key)
 }
 
 /**
+ * mrc_frmr_do_inv - mrc_frmr_exec_inv(), and its form that does not sleep
+ * @mdev: registered device
+ * @pdn: PD number of the executing QP
+ * @key: the key to invalidate
+ * @nowait: the caller cannot sleep: the MR's mutex is taken only if it is
+ *	free, and the backend's write_mkey, which then may not wait for the
+ *	drain, returns -EAGAIN if walkers are inside the slot it revoked
+ *	(struct mrc_hw_ops)
+ *
+ * Context: with @nowait any context but hard interrupt, else process
+ * context.
+ * Return: as mrc_frmr_exec_inv(); with @nowait also -EAGAIN, the MR still
+ * VALID in mrcore's record (its slot maybe revoked already: the next
+ * write_mkey drains it).
+ */
+int mrc_frmr_do_inv(struct mrc_device *mdev, u32 pdn, u32 key, bool nowait)
+{
+	struct mrc_frmr *frmr;
+	int ret;
+
+	frmr = mrc_frmr_get(mdev, key);
+	if (IS_ERR(frmr)) {
+		mrc_dbg(mdev, "key 0x%08x: %ld\n", key, PTR_ERR(frmr));
+		return PTR_ERR(frmr);
+	}
+
+	ret = mrc_frmr_lock(&frmr->mr, nowait);
+	if (!ret) {
+		ret = mrc_frmr_inv_locked(frmr, pdn, key);
+		mrc_dbg_mr(&frmr->mr, "key 0x%08x pdn %u: %d\n", key, pdn,
+			   ret);
+		mutex_unlock(&frmr->mr.lock);
+	}
+	mrc_mr_put(&frmr->mr);
+	return ret;
+}
+
+/**
  * mrc_frmr_exec_inv - execute an invalidation, as the device
  * @mdev: registered device
  * @pdn: PD number of the executing QP
@@ -666,20 +796,6 @@ static int mrc_frmr_inv_locked(struct mrc_frmr *frmr, u32 pdn, u32 key)
  */
 int mrc_frmr_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key)
 {
-	struct mrc_frmr *frmr;
-	int ret;
-
-	frmr = mrc_frmr_get(mdev, key);
-	if (IS_ERR(frmr)) {
-		mrc_dbg(mdev, "key 0x%08x: %ld\n", key, PTR_ERR(frmr));
-		return PTR_ERR(frmr);
-	}
-
-	mutex_lock(&frmr->mr.lock);
-	ret = mrc_frmr_inv_locked(frmr, pdn, key);
-	mrc_dbg_mr(&frmr->mr, "key 0x%08x pdn %u: %d\n", key, pdn, ret);
-	mutex_unlock(&frmr->mr.lock);
-	mrc_mr_put(&frmr->mr);
-	return ret;
+	return mrc_frmr_do_inv(mdev, pdn, key, false);
 }
 EXPORT_SYMBOL_GPL(mrc_frmr_exec_inv);

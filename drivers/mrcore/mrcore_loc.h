@@ -215,6 +215,7 @@ int mrc_user_xlt(struct mrc_device *mdev, struct mrc_umem *umem, u64 iova,
 
 /* frwr.c */
 enum mrc_mkey_state mrc_frmr_state(const struct mrc_mr *mr);
+int mrc_frmr_do_inv(struct mrc_device *mdev, u32 pdn, u32 key, bool nowait);
 int mrc_frmr_check_attr(const struct mrc_pd *pd,
 			const struct mrc_reg_attr *attr);
 struct mrc_mr *mrc_frmr_reg_attr(struct mrc_pd *pd,

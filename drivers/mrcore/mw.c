@@ -778,6 +778,27 @@ static int mrc_mw_exec_inv(struct mrc_device *mdev, u32 pdn, u32 qpn,
 	return ret;
 }
 
+/* mrc_exec_inv(), and with @nowait its _nowait form. */
+static int mrc_do_exec_inv(struct mrc_device *mdev, u32 pdn, u32 qpn,
+			   u32 key, bool nowait)
+{
+	enum mrc_mkey_kind kind;
+	void *owner;
+
+	if (key == mdev->local_dma_lkey)
+		return -EINVAL;
+
+	rcu_read_lock();
+	owner = mrc_mkey_find(mdev, key, &kind);
+	rcu_read_unlock();
+	if (!owner)
+		return -ENOKEY;
+	/* Each path looks the key up again and holds what it finds. */
+	if (kind == MRC_MKEY_KIND_MW)
+		return nowait ? -EAGAIN : mrc_mw_exec_inv(mdev, pdn, qpn, key);
+	return mrc_frmr_do_inv(mdev, pdn, key, nowait);
+}
+
 /**
  * mrc_exec_inv - execute an invalidation, as the device
  * @mdev: registered device
@@ -809,23 +830,36 @@ static int mrc_mw_exec_inv(struct mrc_device *mdev, u32 pdn, u32 qpn,
  */
 int mrc_exec_inv(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 key)
 {
-	enum mrc_mkey_kind kind;
-	void *owner;
-
-	if (key == mdev->local_dma_lkey)
-		return -EINVAL;
-
-	rcu_read_lock();
-	owner = mrc_mkey_find(mdev, key, &kind);
-	rcu_read_unlock();
-	if (!owner)
-		return -ENOKEY;
-	/* Each path looks the key up again and holds what it finds. */
-	if (kind == MRC_MKEY_KIND_MW)
-		return mrc_mw_exec_inv(mdev, pdn, qpn, key);
-	return mrc_frmr_exec_inv(mdev, pdn, key);
+	return mrc_do_exec_inv(mdev, pdn, qpn, key, false);
 }
 EXPORT_SYMBOL_GPL(mrc_exec_inv);
+
+/**
+ * mrc_exec_inv_nowait - mrc_exec_inv() where the caller cannot sleep
+ * @mdev: registered device
+ * @pdn: as for mrc_exec_inv()
+ * @qpn: as for mrc_exec_inv()
+ * @key: as for mrc_exec_inv()
+ *
+ * The same invalidation, for an engine that executes it where it cannot
+ * sleep, such as a kernel post_send's own run, as far as it can go
+ * without sleeping: a fast-reg MR whose mutex is free and whose slot has
+ * no walker inside once revoked. Where mrc_exec_inv() would sleep this
+ * returns -EAGAIN, and the engine executes the work request again where
+ * it can sleep. A window's key always takes -EAGAIN.
+ *
+ * Context: any context but hard interrupt; does not sleep. The backend's
+ * write_mkey must return -EAGAIN instead of waiting there (struct
+ * mrc_hw_ops).
+ * Return: as mrc_exec_inv(); -EAGAIN with the key still VALID in mrcore's
+ * record, its slot maybe revoked already (no access starts through it,
+ * and the next write_mkey of the slot drains it).
+ */
+int mrc_exec_inv_nowait(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 key)
+{
+	return mrc_do_exec_inv(mdev, pdn, qpn, key, true);
+}
+EXPORT_SYMBOL_GPL(mrc_exec_inv_nowait);
 
 /*
  * The next window marked as bound to a QP from *@index on, held; NULL

@@ -19,7 +19,9 @@
  * either the walker sees INVALID or the invalidation sees the count, so
  * once invalidate_mkey returns no walker still uses the old context, its
  * entries or the memory they named. The counts live here, beside the
- * slots they count.
+ * slots they count. A kernel post_send's run, which may not sleep, does
+ * not wait: it revokes, and if walkers are inside it leaves the slot
+ * revoked and the work request to the worker, whose write drains it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -33,6 +35,7 @@
 #include <linux/vmalloc.h>
 #include <linux/wait_bit.h>
 
+#include "engine.h"
 #include "vhca_loc.h"
 
 /* Slot 0 is never handed out, so no key with index 0 can be written. */
@@ -151,34 +154,44 @@ static bool vhca_mkc_odp(void __iomem *slot)
 }
 
 /*
- * Revoke a slot that is not INVALID. A VALID slot may have walkers inside
- * it, reading its fields and entries and copying: wait for them, so none
- * mixes the old context with the new one. A FREE slot has none, as
- * walkers only stay in VALID slots.
+ * Revoke slot @index before a new context is written into it. A VALID
+ * slot may have walkers inside it, reading its fields and entries and
+ * copying: wait for them, so none mixes the old context with the new one.
+ * A FREE slot has none, as walkers only stay in VALID slots. An INVALID
+ * one may still have some: a run that could not wait revoked it and gave
+ * up (below); else the drain finds none at once.
+ *
+ * In a run that may not sleep (vhca_engine_nosleep(): the _nowait exec
+ * calls of mrcore), the walkers are not waited for: -EAGAIN if any is
+ * inside, the slot left revoked, and the next write or invalidation of
+ * the slot drains it (struct mrc_hw_ops).
  */
-static void vhca_mkc_revoke(struct vhca_dev *vdev, u32 index)
+static int vhca_mkc_revoke(struct vhca_dev *vdev, u32 index)
 {
 	void __iomem *slot = vhca_mkc_slot(vdev, index);
 	u8 state = readb(slot + VHCA_MKC_STATE);
 
-	if (state == MRC_MKEY_INVALID)
-		return;
-
-	writeb(MRC_MKEY_INVALID, slot + VHCA_MKC_STATE);
-	if (state == MRC_MKEY_VALID) {
-		vhca_mkey_drain(vdev, index);
-		return;
+	if (state == MRC_MKEY_FREE) {
+		writeb(MRC_MKEY_INVALID, slot + VHCA_MKC_STATE);
+		/* The revocation lands before any field of the new context. */
+		wmb();
+		return 0;
 	}
-	/* The revocation lands before any field of the new context. */
-	wmb();
+	if (state == MRC_MKEY_VALID)
+		writeb(MRC_MKEY_INVALID, slot + VHCA_MKC_STATE);
+	if (vhca_engine_nosleep())
+		return vhca_mkey_drained(vdev, index) ? 0 : -EAGAIN;
+	vhca_mkey_drain(vdev, index);
+	return 0;
 }
 
 /*
  * Encode @ctx into slot @index so that the device never sees half a key:
- * a slot that is not INVALID is revoked first (and drained of walkers),
- * then every field but the state is written, and the state byte goes
- * last, behind a write barrier. A rejected context leaves the slot
- * untouched. An ODP context is counted in vdev->odp_mkeys before it can
+ * the slot is revoked first (and drained of walkers; in a run that may
+ * not sleep, -EAGAIN instead while some are inside, the slot left
+ * revoked), then every field but the state is written, and the state
+ * byte goes last, behind a write barrier. A rejected context leaves the
+ * slot untouched. An ODP context is counted in vdev->odp_mkeys before it can
  * be walked, and uncounted once it cannot.
  */
 static int vhca_write_mkey(struct mrc_device *mdev, u32 index,
@@ -200,6 +213,14 @@ static int vhca_write_mkey(struct mrc_device *mdev, u32 index,
 	slot = vhca_mkc_slot(vdev, index);
 	was_odp = vhca_mkc_odp(slot);
 	odp = ctx->state != MRC_MKEY_INVALID && (ctx->flags & MRC_MKEY_F_ODP);
+	err = vhca_mkc_revoke(vdev, index);
+	if (err) {
+		/* Revoked, not drained: no longer a context walks fault in. */
+		if (was_odp)
+			atomic_dec(&vdev->odp_mkeys);
+		vhca_dbg_mkey(vdev, index, "revoked, walkers inside: later\n");
+		return err;
+	}
 	if (odp && !was_odp) {
 		atomic_inc(&vdev->odp_mkeys);
 		/*
@@ -208,7 +229,6 @@ static int vhca_write_mkey(struct mrc_device *mdev, u32 index,
 		 */
 		smp_mb__after_atomic();
 	}
-	vhca_mkc_revoke(vdev, index);
 	vhca_mkc_write_fields(slot, ctx);
 	/* Pairs with the rmb() in vhca_read_mkey(): fields before state. */
 	wmb();
@@ -565,6 +585,23 @@ void vhca_mkey_drain(struct vhca_dev *vdev, u32 index)
 	 * just wrote) must not be read before the count was seen at zero.
 	 */
 	wait_var_event(users, !atomic_read_acquire(users));
+}
+
+/**
+ * vhca_mkey_drained - vhca_mkey_drain(), for a run that may not wait
+ * @vdev: the device
+ * @index: a slot whose state the caller has just set to INVALID
+ *
+ * Context: any context; does not sleep.
+ * Return: true when no walker is inside the slot: none can enter it any
+ * more. False when some are: the caller may not reuse what the slot's
+ * context named until a drain has waited for them.
+ */
+bool vhca_mkey_drained(struct vhca_dev *vdev, u32 index)
+{
+	/* As in vhca_mkey_drain(). */
+	smp_mb();
+	return !atomic_read_acquire(&vdev->mkey_users[index]);
 }
 
 /**

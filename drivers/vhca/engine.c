@@ -208,19 +208,27 @@ static bool vhca_opcode_local(u32 opcode)
 
 /*
  * Execute a WQE that needs no peer. A Bind MW binds the window to this
- * QP: remote accesses through it are accepted on this QP only.
+ * QP: remote accesses through it are accepted on this QP only. With
+ * @nosleep (a run that cannot sleep), -EAGAIN where the WQE would sleep:
+ * the worker executes it again (a LOCAL_INV may have revoked its slot
+ * already, which that execution drains).
  */
-static enum ib_wc_status vhca_exec_local(struct vhca_qp *qp,
-					 struct vhca_send_wqe *wqe)
+static int vhca_exec_local(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
+			   bool nosleep, enum ib_wc_status *status)
 {
 	int err;
 
 	switch (wqe->opcode) {
 	case IB_WR_LOCAL_INV:
 		err = vhca_exec_inv(qp->vdev, qp->pdn, qp->ibqp.qp_num,
-				    wqe->ex.invalidate_rkey);
-		return err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+				    wqe->ex.invalidate_rkey, nosleep);
+		if (err == -EAGAIN && nosleep)
+			return err;
+		*status = err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+		return 0;
 	case IB_WR_BIND_MW:
+		if (nosleep)
+			return -EAGAIN;
 		if (wqe->bind.cur_rkey)		/* a user ring's */
 			err = vhca_exec_user_bind_mw(qp->vdev, qp->pdn,
 						     qp->ibqp.qp_num,
@@ -237,11 +245,15 @@ static enum ib_wc_status vhca_exec_local(struct vhca_qp *qp,
 						wqe->bind.mr_lkey,
 						wqe->bind.addr, wqe->bind.length,
 						wqe->bind.access);
-		return err ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
+		*status = err ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
+		return 0;
 	default:
 		err = vhca_exec_reg_mr(qp->vdev, qp->pdn, wqe->reg.mr,
-				       wqe->reg.key, wqe->reg.access);
-		return err ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
+				       wqe->reg.key, wqe->reg.access, nosleep);
+		if (err == -EAGAIN && nosleep)
+			return err;
+		*status = err ? IB_WC_MW_BIND_ERR : IB_WC_SUCCESS;
+		return 0;
 	}
 }
 
@@ -372,10 +384,9 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 		*status = wqe->refused;
 		return VHCA_DONE;
 	}
-	if (vhca_opcode_local(wqe->opcode)) {
-		*status = vhca_exec_local(qp, wqe);
-		return VHCA_DONE;
-	}
+	if (vhca_opcode_local(wqe->opcode))
+		return vhca_exec_local(qp, wqe, nosleep, status) ?
+		       VHCA_DEFER : VHCA_DONE;
 
 	/* A READ's and an atomic's list is where the response lands. */
 	dir = wqe->opcode == IB_WR_RDMA_READ ||
@@ -564,13 +575,17 @@ static bool vhca_sq_linger(struct vhca_qp *qp, u64 *idle_ns)
 }
 
 /*
- * May a run that cannot sleep (vhca_engine_post()) execute @wqe? Memory
- * management (REG_MR, LOCAL_INV, BIND_MW, a Send with Invalidate's
- * invalidation) takes mrcore's mutexes and waits for walkers to drain,
- * and an atomic's result lands with its page faults resolved in place;
- * so does a SEND's copy into the receive it has taken, on the sender's
- * pages or the receiver's, but only when a device involved has ODP keys:
- * this device is checked here, the receiver's as its receive is taken
+ * May a run that cannot sleep (vhca_engine_post()) execute @wqe? REG_MR
+ * and LOCAL_INV go to mrcore's _nowait calls, which give up (the WQE then
+ * goes to the worker, VHCA_DEFER) where they would wait: for the MR's
+ * mutex, or for walkers to drain out of the slot an invalidation
+ * revoked. A Bind MW takes the window's mutex and may drain the window
+ * bound before; a Send with Invalidate's invalidation comes after its
+ * receive is taken and filled, when giving up is no longer possible; an
+ * atomic's result lands with its page faults resolved in place; so does
+ * a SEND's copy into the receive it has taken, on the sender's pages or
+ * the receiver's, but only when a device involved has ODP keys: this
+ * device is checked here, the receiver's as its receive is taken
  * (vhca_queue_take_recv()). RDMA WRITE and READ fault restartably (the
  * QP parks). Read after the WQE was peeked at under the send queue's
  * lock: a key the WQE names was registered before it was posted, so its
@@ -582,6 +597,8 @@ static bool vhca_wqe_nosleep(struct vhca_qp *qp,
 	switch (wqe->opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_READ:
+	case IB_WR_REG_MR:
+	case IB_WR_LOCAL_INV:
 		return true;
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
@@ -906,11 +923,36 @@ void vhca_engine_post(struct vhca_qp *qp)
 		vhca_engine_kick(qp);
 		return;
 	}
+	vhca_engine_nosleep_begin();
+	vhca_engine_run_here(qp, &b);
+	vhca_engine_nosleep_end();
+}
+
+/**
+ * vhca_engine_nosleep_begin - enter a run that may not sleep
+ *
+ * Bottom halves off, so this CPU is the run's until vhca_engine_nosleep_end()
+ * (its per-CPU transfer pipes included), and vhca_engine_nosleep() true on
+ * it. vhca_engine_post() runs a send queue so; KUnit cases call what such
+ * a run calls so.
+ *
+ * Context: task context, interrupts on, not already in such a run.
+ */
+void vhca_engine_nosleep_begin(void)
+{
 	local_bh_disable();
-	/* Bottom halves off: this CPU is ours until the enable. */
 	WARN_ON_ONCE(__this_cpu_read(vhca_in_post));
 	__this_cpu_write(vhca_in_post, true);
-	vhca_engine_run_here(qp, &b);
+}
+
+/**
+ * vhca_engine_nosleep_end - leave the run vhca_engine_nosleep_begin() entered
+ *
+ * Completion handlers the run left to the CQs' tasklets run as bottom
+ * halves come back on.
+ */
+void vhca_engine_nosleep_end(void)
+{
 	__this_cpu_write(vhca_in_post, false);
 	local_bh_enable();
 }

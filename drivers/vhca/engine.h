@@ -21,6 +21,9 @@ void vhca_engine_doorbell(struct vhca_qp *qp);
 void vhca_engine_post(struct vhca_qp *qp);
 /* Is this CPU in such a run, which may neither sleep nor call back? */
 bool vhca_engine_nosleep(void);
+/* Enter and leave such a run (vhca_engine_post(), KUnit cases). */
+void vhca_engine_nosleep_begin(void);
+void vhca_engine_nosleep_end(void);
 /* Stop running @qp's send queue and wait for the engine to leave it. */
 void vhca_engine_qp_stop(struct vhca_qp *qp);
 

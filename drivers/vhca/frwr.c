@@ -277,6 +277,7 @@ static u32 vhca_frwr_access(int access)
  * @ibmr: the WR's MR
  * @key: the WR's key: the MR's index, any variant
  * @access: the WR's ib_access_flags
+ * @nosleep: the engine's run cannot sleep (vhca_engine_post())
  *
  * Writes the list map_mr_sg built as translation entries and then the
  * context VALID with @key: a MEM_REG MR's page list (at ibmr->page_size,
@@ -284,17 +285,21 @@ static u32 vhca_frwr_access(int access)
  * (mrc_frmr_exec_reg()), an SG_GAPS MR's ranges as KLM entries over the
  * local DMA key from ibmr->iova on (mrc_frmr_exec_reg_klm()).
  * ibmr->lkey and rkey are the ULP's: the device does not change them.
+ * With @nosleep, mrcore's _nowait calls.
  *
- * Context: the engine's worker; may sleep briefly (the MR's mutex).
+ * Context: the engine's worker, may sleep briefly (the MR's mutex); or,
+ * with @nosleep, a run that cannot sleep.
  * Return: 0; -EPERM if @ibmr is another device's or of another PD than
  * @pdn; -EINVAL if it is not a fast-reg MR or a MEM_REG MR's page size is
  * unset; or mrcore's error (-EINVAL for an MR that is not FREE, a key of
- * another index, a list that does not fit, bad rights).
+ * another index, a list that does not fit, bad rights; with @nosleep
+ * -EAGAIN, nothing done, while the MR's mutex is held).
  */
 int vhca_exec_reg_mr(struct vhca_dev *vdev, u32 pdn, struct ib_mr *ibmr,
-		     u32 key, int access)
+		     u32 key, int access, bool nosleep)
 {
 	struct vhca_mr *mr;
+	u32 rights;
 
 	if (!ibmr || ibmr->device != &vdev->ibdev)
 		return -EPERM;
@@ -304,15 +309,24 @@ int vhca_exec_reg_mr(struct vhca_dev *vdev, u32 pdn, struct ib_mr *ibmr,
 	if (mr->base_mr->pd->pdn != pdn)
 		return -EPERM;
 
+	rights = vhca_frwr_access(access);
+	if (mr->bufs && nosleep)
+		return mrc_frmr_exec_reg_klm_nowait(mr->base_mr, key,
+						    ibmr->iova, mr->bufs,
+						    mr->npages, rights);
 	if (mr->bufs)
 		return mrc_frmr_exec_reg_klm(mr->base_mr, key, ibmr->iova,
-					     mr->bufs, mr->npages,
-					     vhca_frwr_access(access));
+					     mr->bufs, mr->npages, rights);
 	if (!is_power_of_2(ibmr->page_size))
 		return -EINVAL;
+	if (nosleep)
+		return mrc_frmr_exec_reg_nowait(mr->base_mr, key, ibmr->iova,
+						ibmr->length,
+						ilog2(ibmr->page_size),
+						mr->pages, mr->npages, rights);
 	return mrc_frmr_exec_reg(mr->base_mr, key, ibmr->iova, ibmr->length,
 				 ilog2(ibmr->page_size), mr->pages, mr->npages,
-				 vhca_frwr_access(access));
+				 rights);
 }
 
 /**
@@ -322,13 +336,17 @@ int vhca_exec_reg_mr(struct vhca_dev *vdev, u32 pdn, struct ib_mr *ibmr,
  * @qpn: number of that QP: the requester for LOCAL_INV, the responder a
  *	Send with Invalidate arrived on
  * @key: the key to invalidate: a fast-reg MR's or a type 2 window's
+ * @nosleep: the engine's run cannot sleep (vhca_engine_post())
  *
  * Moves the context of @key from VALID to FREE, once the device's
  * accesses through it have drained; a FREE MR stays FREE. A type 2
  * window's rkey stops working the same way, and the window no longer
  * holds its MR; only the QP the window is bound to invalidates it.
  *
- * Context: the engine's worker; may sleep (the MR's mutex, the drain).
+ * With @nosleep, mrc_exec_inv_nowait(): -EAGAIN where it would sleep.
+ *
+ * Context: the engine's worker, may sleep (the MR's mutex, the drain); or,
+ * with @nosleep, a run that cannot sleep.
  * Return: 0, or the error of mrc_exec_inv(): -ENOKEY for a key that is
  * not live (stale variant included), -EINVAL for a key that is neither a
  * fast-reg MR's nor a type 2 window's (a type 1 window's included),
@@ -337,8 +355,11 @@ int vhca_exec_reg_mr(struct vhca_dev *vdev, u32 pdn, struct ib_mr *ibmr,
  * fails the WR on any of them (IB_WC_LOC_PROT_ERR for LOCAL_INV; the
  * responder's IB_WC_REM_INV_REQ_ERR for Send with Invalidate).
  */
-int vhca_exec_inv(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key)
+int vhca_exec_inv(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,
+		  bool nosleep)
 {
+	if (nosleep)
+		return mrc_exec_inv_nowait(&vdev->mdev, pdn, qpn, key);
 	return mrc_exec_inv(&vdev->mdev, pdn, qpn, key);
 }
 

@@ -156,8 +156,9 @@ static void vhca_fill_recv(struct vhca_peer *peer, struct vhca_req *req,
 		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
 		break;
 	case IB_WR_SEND_WITH_INV:
+		/* Never in a run that cannot sleep: vhca_wqe_nosleep(). */
 		err = vhca_exec_inv(peer->vdev, rqp->pdn, rqp->ibqp.qp_num,
-				    req->invalidate_rkey);
+				    req->invalidate_rkey, false);
 		if (err) {
 			vhca_rq_complete(rqp, rwqe->wr_id,
 					 IB_WC_REM_INV_REQ_ERR, &wc, false);

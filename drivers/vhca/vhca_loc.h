@@ -85,6 +85,7 @@ void vhca_devmem_fini(struct vhca_dev *vdev);
 int vhca_mkey_users_init(struct vhca_dev *vdev);
 void vhca_mkey_users_fini(struct vhca_dev *vdev);
 void vhca_mkey_drain(struct vhca_dev *vdev, u32 index);
+bool vhca_mkey_drained(struct vhca_dev *vdev, u32 index);
 int vhca_read_mkey(struct vhca_dev *vdev, u32 index, struct mrc_mkey_ctx *out);
 int vhca_mkey_xlt_check(struct vhca_dev *vdev, const struct mrc_mkey_ctx *ctx);
 const char *vhca_mkey_state_name(u8 state);
@@ -195,8 +196,9 @@ int vhca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
  * IB_WC_REM_INV_REQ_ERR for invalidation).
  */
 int vhca_exec_reg_mr(struct vhca_dev *vdev, u32 pdn, struct ib_mr *ibmr,
-		     u32 key, int access);
-int vhca_exec_inv(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key);
+		     u32 key, int access, bool nosleep);
+int vhca_exec_inv(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 key,
+		  bool nosleep);
 int vhca_exec_bind_mw(struct vhca_dev *vdev, u32 pdn, u32 qpn, u32 mw_key,
 		      u32 mr_key, u64 addr, u64 length, u32 access);
 int vhca_exec_user_bind_mw(struct vhca_dev *vdev, u32 pdn, u32 qpn,

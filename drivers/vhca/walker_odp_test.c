@@ -11,6 +11,7 @@
 #include <linux/mm.h>
 #include <linux/string.h>
 
+#include "engine.h"
 #include "vhca_loc.h"
 #include "walker_test.h"
 
@@ -537,4 +538,69 @@ void vhca_odp_mkeys_counted(struct kunit *test)
 							  mrc_key_index(other)),
 			0);
 	KUNIT_EXPECT_EQ(test, atomic_read(n), 0);
+}
+
+/* Write @c into its slot in a run that may not sleep. */
+static int wt_write_mkey_nosleep(struct walker_ctx *ctx,
+				 const struct mrc_mkey_ctx *c)
+{
+	int err;
+
+	vhca_engine_nosleep_begin();
+	err = vhca_hw_ops.write_mkey(&ctx->vdev->mdev, mrc_key_index(c->key),
+				     c);
+	vhca_engine_nosleep_end();
+	return err;
+}
+
+/**
+ * vhca_nosleep_write_mkey_walker_inside() - a case of vhca_walker
+ * @test: the case
+ *
+ * In a run that may not sleep (a kernel post_send's), write_mkey does not
+ * wait for the walkers of the VALID context it revokes (struct
+ * mrc_hw_ops): with one inside it returns -EAGAIN, the slot left revoked
+ * (no new walker enters), no longer counted as an ODP context, and again
+ * -EAGAIN while the walker stays; once it has left, the write goes
+ * through. With no walker inside, the run's write is the plain one.
+ */
+void vhca_nosleep_write_mkey_walker_inside(struct kunit *test)
+{
+	struct walker_ctx *ctx = test->priv;
+	u64 bits[1] = { MRC_MTT_READ };
+	struct mrc_mkey_ctx held, c, now;
+	u32 key, other;
+
+	key = wt_mtt_key(test, ctx, WT_PDN, 0, 0, bits, 1, 0, MRC_MKEY_F_ODP);
+	KUNIT_ASSERT_EQ(test, atomic_read(&ctx->vdev->odp_mkeys), 1);
+	KUNIT_ASSERT_EQ(test, vhca_mkey_get(ctx->vdev, key, &held), 0);
+
+	c = held;
+	c.state = MRC_MKEY_FREE;
+	c.flags = 0;
+	KUNIT_EXPECT_EQ(test, wt_write_mkey_nosleep(ctx, &c), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, vhca_read_mkey(ctx->vdev, mrc_key_index(key),
+					     &now), 0);
+	KUNIT_EXPECT_EQ(test, now.state, (u8)MRC_MKEY_INVALID);
+	KUNIT_EXPECT_EQ(test, now.key, key);
+	KUNIT_EXPECT_EQ(test, vhca_mkey_get(ctx->vdev, key, &now), -ENOKEY);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->vdev->odp_mkeys), 0);
+	KUNIT_EXPECT_EQ(test, wt_write_mkey_nosleep(ctx, &c), -EAGAIN);
+
+	vhca_mkey_put(ctx->vdev, key);
+	KUNIT_EXPECT_EQ(test, wt_write_mkey_nosleep(ctx, &c), 0);
+	KUNIT_EXPECT_EQ(test, vhca_read_mkey(ctx->vdev, mrc_key_index(key),
+					     &now), 0);
+	KUNIT_EXPECT_EQ(test, now.state, (u8)MRC_MKEY_FREE);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->vdev->odp_mkeys), 0);
+
+	/* No walker inside: revoked and rewritten at once. */
+	other = wt_mtt_key(test, ctx, WT_PDN, 0, 1, bits, 1, 0, 0);
+	KUNIT_ASSERT_EQ(test, vhca_read_mkey(ctx->vdev, mrc_key_index(other),
+					     &c), 0);
+	c.state = MRC_MKEY_FREE;
+	KUNIT_EXPECT_EQ(test, wt_write_mkey_nosleep(ctx, &c), 0);
+	KUNIT_EXPECT_EQ(test, vhca_read_mkey(ctx->vdev, mrc_key_index(other),
+					     &now), 0);
+	KUNIT_EXPECT_EQ(test, now.state, (u8)MRC_MKEY_FREE);
 }

@@ -603,6 +603,7 @@ static struct kunit_case walker_test_cases[] = {
 	KUNIT_CASE(vhca_walk_odp_fault_nested),
 	KUNIT_CASE(vhca_walk_odp_flag_checked),
 	KUNIT_CASE(vhca_odp_mkeys_counted),
+	KUNIT_CASE(vhca_nosleep_write_mkey_walker_inside),
 	KUNIT_CASE(vhca_walk_ksm_blocks),
 	KUNIT_CASE(vhca_walk_ksm_odp_fault),
 	KUNIT_CASE(vhca_xfer_one_copy),

@@ -200,6 +200,7 @@ void vhca_walk_odp_fault_recorded(struct kunit *test);
 void vhca_walk_odp_fault_nested(struct kunit *test);
 void vhca_walk_odp_flag_checked(struct kunit *test);
 void vhca_odp_mkeys_counted(struct kunit *test);
+void vhca_nosleep_write_mkey_walker_inside(struct kunit *test);
 void vhca_walk_ksm_blocks(struct kunit *test);
 void vhca_walk_ksm_odp_fault(struct kunit *test);
 void vhca_xfer_one_copy(struct kunit *test);

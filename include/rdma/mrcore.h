@@ -247,8 +247,17 @@ struct mrc_mkey_ctx {
  *
  * The three counter ops are needed only with caps.max_counters > 0,
  * @sync_mkey only with MRC_CAP_ODP.
- * All ops may sleep. A non-zero return is a negative errno and leaves the
- * device as it was before the call.
+ * All ops may sleep, except under the _nowait exec calls
+ * (mrc_frmr_exec_reg_nowait(), mrc_frmr_exec_reg_klm_nowait(),
+ * mrc_exec_inv_nowait()), which only a backend's own engine makes, where
+ * it cannot sleep, so the backend knows when its ops run under them:
+ * there @fence, @write_xlt and @write_mkey must not sleep, and
+ * @write_mkey must not wait for a drain either. If accesses are still
+ * running through the context it revoked, it returns -EAGAIN with the
+ * slot left revoked (no access can start through it); the next
+ * @write_mkey or @invalidate_mkey of that slot waits for them first.
+ * Otherwise a non-zero return is a negative errno and leaves the device
+ * as it was before the call.
  */
 struct mrc_hw_ops {
 	void (*fence)(struct mrc_device *mdev);
@@ -715,6 +724,16 @@ int mrc_frmr_exec_reg(struct mrc_mr *mr, u32 key, u64 iova, u64 length,
 int mrc_frmr_exec_inv(struct mrc_device *mdev, u32 pdn, u32 key);
 
 /*
+ * The same, for an engine executing where it cannot sleep (a kernel
+ * post_send's own run): -EAGAIN where the calls above would sleep, the MR
+ * then as mrcore last recorded it, and the engine executes the work
+ * request again where it can sleep.
+ */
+int mrc_frmr_exec_reg_nowait(struct mrc_mr *mr, u32 key, u64 iova,
+			     u64 length, unsigned int page_shift,
+			     const u64 *dma_pages, u32 npages, u32 access);
+
+/*
  * Fast registration with gaps (IB_MR_TYPE_SG_GAPS): a KLM-mode fast-reg
  * MR whose REG_MR carries a list of DMA ranges of any length and
  * alignment, each written as one KLM entry {bcount, local DMA key, addr}.
@@ -726,6 +745,9 @@ struct mrc_mr *mrc_alloc_frmr_sg_gaps(struct mrc_pd *pd, u32 max_entries);
 int mrc_frmr_exec_reg_klm(struct mrc_mr *mr, u32 key, u64 iova,
 			  const struct mrc_phys_buf *bufs, u32 nbufs,
 			  u32 access);
+int mrc_frmr_exec_reg_klm_nowait(struct mrc_mr *mr, u32 key, u64 iova,
+				 const struct mrc_phys_buf *bufs, u32 nbufs,
+				 u32 access);
 
 /*
  * Invalidation as the device executes it (LOCAL_INV, Send with
@@ -734,6 +756,7 @@ int mrc_frmr_exec_reg_klm(struct mrc_mr *mr, u32 key, u64 iova,
  * invalidates; anything else fails (a type 1 window: -EINVAL).
  */
 int mrc_exec_inv(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 key);
+int mrc_exec_inv_nowait(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 key);
 
 /*
  * Memory windows (IBA 10.6.7): type 1 bound by mrc_bind_mw(), type 2 (2B:
