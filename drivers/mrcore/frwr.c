@@ -101,7 +101,9 @@ enum mrc_mkey_state mrc_frmr_state(const struct mrc_mr *mr)
 
 /*
  * Take the MR's mutex for an exec call. With @nowait (a caller that cannot
- * sleep) only if it is free: -EAGAIN otherwise.
+ * sleep) only if it is free: -EAGAIN otherwise, or where failure
+ * injection's "nowait" stage says so, so tests reach the engine's path
+ * for it.
  */
 static int mrc_frmr_lock(struct mrc_mr *mr, bool nowait)
 {
@@ -109,6 +111,8 @@ static int mrc_frmr_lock(struct mrc_mr *mr, bool nowait)
 		mutex_lock(&mr->lock);
 		return 0;
 	}
+	if (mrc_inject(mr->mdev, MRC_STAGE_NOWAIT))
+		return -EAGAIN;
 	return mutex_trylock(&mr->lock) ? 0 : -EAGAIN;
 }
 

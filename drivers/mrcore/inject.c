@@ -32,6 +32,7 @@ static const char * const mrc_stage_names[MRC_NUM_STAGES] = {
 	[MRC_STAGE_XLT_ALLOC] = "xlt_alloc",
 	[MRC_STAGE_WRITE_XLT] = "write_xlt",
 	[MRC_STAGE_WRITE_MKEY] = "write_mkey",
+	[MRC_STAGE_NOWAIT] = "nowait",
 };
 
 /* The armed stage + 1 of an mdev->inject value; 0 when disarmed. */

@@ -579,9 +579,9 @@ static bool vhca_sq_linger(struct vhca_qp *qp, u64 *idle_ns)
  * and LOCAL_INV go to mrcore's _nowait calls, which give up (the WQE then
  * goes to the worker, VHCA_DEFER) where they would wait: for the MR's
  * mutex, or for walkers to drain out of the slot an invalidation
- * revoked. A Bind MW takes the window's mutex and may drain the window
- * bound before; a Send with Invalidate's invalidation comes after its
- * receive is taken and filled, when giving up is no longer possible; an
+ * revoked. So does a Send with Invalidate's invalidation, after the copy
+ * into a receive the run only peeked at and gives back (resp.c). A Bind
+ * MW takes the window's mutex and may drain the window bound before; an
  * atomic's result lands with its page faults resolved in place; so does
  * a SEND's copy into the receive it has taken, on the sender's pages or
  * the receiver's, but only when a device involved has ODP keys: this
@@ -602,6 +602,7 @@ static bool vhca_wqe_nosleep(struct vhca_qp *qp,
 		return true;
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
 		return !atomic_read(&qp->vdev->odp_mkeys);
 	default:
 		return false;

@@ -39,8 +39,11 @@ enum vhca_take {
  *	@rq_done, so a flush or reset waits for it. Dispatches
  *	IB_EVENT_SRQ_LIMIT_REACHED when the SRQ's armed limit is crossed.
  *	With @nosleep (a run that cannot sleep), takes none, VHCA_LATER,
- *	unless the copy into the receive surely meets no page fault
- * @rq_done: a receive @rq_take took is completed
+ *	unless the copy into the receive surely meets no page fault, and
+ *	leaves the one it takes on the queue (@out->peeked) until
+ *	vhca_queue_recv_used() as it completes
+ * @rq_done: a receive @rq_take took is completed, or (peeked and not
+ *	used) given back
  * @rq_flush: complete every receive of the QP's own RQ as flushed
  *	(nothing for an SRQ QP); the QP is in ERR with none busy
  * @send_cqe: post a completion to the QP's send CQ
@@ -71,6 +74,10 @@ extern const struct vhca_queue_ops vhca_user_queue_ops;
 enum vhca_take vhca_queue_take_recv(struct vhca_qp *rqp,
 				    struct vhca_recv_wqe *rwqe, bool nosleep);
 void vhca_queue_rx_done(struct vhca_qp *rqp);
+void vhca_queue_recv_used(struct vhca_qp *rqp,
+			  const struct vhca_recv_wqe *rwqe);
+void vhca_queue_recv_give_back(struct vhca_qp *rqp,
+			       const struct vhca_recv_wqe *rwqe);
 void vhca_queue_flush_rq(struct vhca_qp *qp);
 int vhca_qp_send_cqe(struct vhca_qp *qp, const struct ib_wc *wc);
 int vhca_qp_recv_cqe(struct vhca_qp *qp, const struct ib_wc *wc,

@@ -54,12 +54,19 @@ static void vhca_sq_advance(struct vhca_qp *qp)
  * in rqp->rx_busy so that a flush or reset of that RQ waits for it. The
  * RQ or SRQ may be a user ring: vhca_rq_pop() and vhca_srq_pop() tell.
  *
- * A receive cannot be given back, so the copy into it resolves page
- * faults in place, which sleeps. With @nosleep, only a receive of a
+ * A receive taken so cannot be given back, so the copy into it resolves
+ * page faults in place, which sleeps. With @nosleep, only a receive of a
  * kernel RQ on a device without ODP keys is taken: its keys were
  * registered before it was posted, under this lock, so the count read
  * under the lock sees them. A user ring's or an SRQ's receive is posted
- * outside this lock: VHCA_LATER, as when the device has ODP keys.
+ * outside this lock: VHCA_LATER, as when the device has ODP keys. An RC
+ * QP's receive is only peeked at (@rwqe->peeked): it stays on its RQ
+ * until it completes (vhca_queue_recv_used()), so a Send with Invalidate
+ * whose invalidation would wait can give it back
+ * (vhca_queue_recv_give_back()) and leave the message to the worker.
+ * Meanwhile other takers find the RQ empty (vhca_rq_peek()), and a flush
+ * or reset waits for rx_busy. A UD QP's receives are popped: its many
+ * senders would find it empty, and a UD message invalidates nothing.
  */
 enum vhca_take vhca_queue_take_recv(struct vhca_qp *rqp,
 				    struct vhca_recv_wqe *rwqe, bool nosleep)
@@ -75,8 +82,12 @@ enum vhca_take vhca_queue_take_recv(struct vhca_qp *rqp,
 	} else if (!rqp->stopped && vhca_state_receives(rqp->state)) {
 		if (rqp->srq)
 			taken = vhca_srq_pop(rqp->srq, rwqe, &limit);
+		else if (nosleep && rqp->ibqp.qp_type == IB_QPT_RC)
+			taken = vhca_rq_peek(&rqp->rq, rwqe);
 		else
 			taken = vhca_rq_pop(&rqp->rq, rwqe);
+		rwqe->peeked = taken && nosleep &&
+			       rqp->ibqp.qp_type == IB_QPT_RC;
 		ret = taken ? VHCA_TAKEN : VHCA_EMPTY;
 		if (taken)
 			rqp->rx_busy++;
@@ -93,7 +104,30 @@ enum vhca_take vhca_queue_take_recv(struct vhca_qp *rqp,
 	return ret;
 }
 
-/* A receive vhca_take_recv() took is completed. */
+/*
+ * The receive @rwqe of @rqp is about to complete: one that was only
+ * peeked at leaves its RQ now, before its completion can be polled and
+ * the ULP posts another in its place.
+ */
+void vhca_queue_recv_used(struct vhca_qp *rqp,
+			  const struct vhca_recv_wqe *rwqe)
+{
+	if (rwqe->peeked)
+		vhca_rq_drop(&rqp->rq);
+}
+
+/*
+ * The receive @rwqe of @rqp, only peeked at, is not completed: it stays
+ * the RQ's oldest, to be filled again. vhca_queue_rx_done() follows.
+ */
+void vhca_queue_recv_give_back(struct vhca_qp *rqp,
+			       const struct vhca_recv_wqe *rwqe)
+{
+	if (!WARN_ON_ONCE(!rwqe->peeked))
+		vhca_rq_unpeek(&rqp->rq);
+}
+
+/* A receive vhca_take_recv() took is completed, or given back. */
 void vhca_queue_rx_done(struct vhca_qp *rqp)
 {
 	unsigned long flags;

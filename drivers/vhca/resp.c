@@ -16,7 +16,10 @@
  *  - SEND (with immediate or invalidate): take a receive of the
  *    responder's QP (queue.h), copy the message into it, resolving page
  *    faults in place (the receive cannot be given back), invalidate the
- *    key of a Send with Invalidate, complete the receive.
+ *    key of a Send with Invalidate, complete the receive. A run that
+ *    cannot sleep meets no page fault (the queue lets it take no
+ *    receive that could) and only peeks at the receive, which it gives
+ *    back if the invalidation would wait.
  *  - RDMA WRITE: check the QP allows it, copy into the remote range; with
  *    immediate, then consume a receive as a SEND of no bytes does.
  *  - RDMA READ: check the QP allows it, copy from the remote range into
@@ -43,17 +46,19 @@
 #include "queue.h"
 #include "vhca_loc.h"
 
-/* Complete a receive of @rqp. */
-static void vhca_rq_complete(struct vhca_qp *rqp, u64 wr_id,
+/* Complete the receive @rwqe of @rqp. */
+static void vhca_rq_complete(struct vhca_qp *rqp,
+			     const struct vhca_recv_wqe *rwqe,
 			     enum ib_wc_status status, struct ib_wc *tmpl,
 			     bool solicited)
 {
 	struct ib_wc wc = *tmpl;
 
 	ibdev_dbg(&rqp->vdev->ibdev, "QP[%u] receive 0x%llx: %s, %u bytes\n",
-		  rqp->ibqp.qp_num, wr_id, ib_wc_status_msg(status),
+		  rqp->ibqp.qp_num, rwqe->wr_id, ib_wc_status_msg(status),
 		  tmpl->byte_len);
-	wc.wr_id = wr_id;
+	vhca_queue_recv_used(rqp, rwqe);
+	wc.wr_id = rwqe->wr_id;
 	wc.status = status;
 	wc.qp = &rqp->ibqp;
 	wc.port_num = VHCA_PORT_NUM;
@@ -63,11 +68,19 @@ static void vhca_rq_complete(struct vhca_qp *rqp, u64 wr_id,
 /*
  * Fill the receive @rwqe of @peer's QP with the message @req and complete
  * it. A UD message's receive starts with @req->grh.
+ *
+ * Return: VHCA_DONE, with *@status set; or VHCA_DEFER when a receive
+ * only peeked at (a run that cannot sleep) is given back instead: the
+ * Send with Invalidate's invalidation would have to wait. Its bytes may
+ * have been written; it is still posted, and the worker's execution of
+ * the message fills it again.
  */
-static void vhca_fill_recv(struct vhca_peer *peer, struct vhca_req *req,
-			   struct vhca_recv_wqe *rwqe,
-			   struct vhca_cursor *src, u64 len, u64 report_len,
-			   enum ib_wc_status *status)
+static enum vhca_verdict vhca_fill_recv(struct vhca_peer *peer,
+					struct vhca_req *req,
+					struct vhca_recv_wqe *rwqe,
+					struct vhca_cursor *src, u64 len,
+					u64 report_len,
+					enum ib_wc_status *status)
 {
 	struct vhca_qp *rqp = peer->qp;
 	union rdma_network_hdr *hdr = req->grh;
@@ -84,15 +97,15 @@ static void vhca_fill_recv(struct vhca_peer *peer, struct vhca_req *req,
 	 * named the local DMA key (vhca_queue_take_recv()).
 	 */
 	if (unlikely(rwqe->bad)) {
-		vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_QP_OP_ERR, &wc,
+		vhca_rq_complete(rqp, rwqe, IB_WC_LOC_QP_OP_ERR, &wc,
 				 solicited);
 		if (ud) {
 			*status = IB_WC_SUCCESS;
-			return;
+			return VHCA_DONE;
 		}
 		vhca_queue_error(rqp);
 		*status = IB_WC_REM_OP_ERR;
-		return;
+		return VHCA_DONE;
 	}
 
 	vhca_cursor_sgl(&dst, rqp, rwqe->sge, rwqe->num_sge,
@@ -103,26 +116,26 @@ static void vhca_fill_recv(struct vhca_peer *peer, struct vhca_req *req,
 		/* UD: a receive too short or refused loses the message. */
 		*status = IB_WC_SUCCESS;
 		if (room < sizeof(*hdr) + len) {
-			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_LEN_ERR,
+			vhca_rq_complete(rqp, rwqe, IB_WC_LOC_LEN_ERR,
 					 &wc, solicited);
-			return;
+			return VHCA_DONE;
 		}
 		err = vhca_cursor_move_sync(&dst, (u8 *)hdr, sizeof(*hdr));
 		if (err) {
-			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_PROT_ERR,
+			vhca_rq_complete(rqp, rwqe, IB_WC_LOC_PROT_ERR,
 					 &wc, solicited);
-			return;
+			return VHCA_DONE;
 		}
 		wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
 		wc.network_hdr_type = req->net_type;
 		wc.byte_len = sizeof(*hdr) + len;
 	} else {
 		if (room < len) {
-			vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_LOC_LEN_ERR,
+			vhca_rq_complete(rqp, rwqe, IB_WC_LOC_LEN_ERR,
 					 &wc, solicited);
 			vhca_queue_error(rqp);
 			*status = IB_WC_REM_INV_REQ_ERR;
-			return;
+			return VHCA_DONE;
 		}
 		wc.byte_len = report_len;
 	}
@@ -133,7 +146,7 @@ static void vhca_fill_recv(struct vhca_peer *peer, struct vhca_req *req,
 		 * The gather list was probed, so a source error means its
 		 * MR changed meanwhile: the message is cut short.
 		 */
-		vhca_rq_complete(rqp, rwqe->wr_id, side == VHCA_SRC ?
+		vhca_rq_complete(rqp, rwqe, side == VHCA_SRC ?
 				 IB_WC_REM_ABORT_ERR : IB_WC_LOC_PROT_ERR,
 				 &wc, solicited);
 		if (!ud)
@@ -142,7 +155,7 @@ static void vhca_fill_recv(struct vhca_peer *peer, struct vhca_req *req,
 			*status = IB_WC_LOC_PROT_ERR;
 		else
 			*status = ud ? IB_WC_SUCCESS : IB_WC_REM_OP_ERR;
-		return;
+		return VHCA_DONE;
 	}
 
 	switch (req->opcode) {
@@ -156,15 +169,21 @@ static void vhca_fill_recv(struct vhca_peer *peer, struct vhca_req *req,
 		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
 		break;
 	case IB_WR_SEND_WITH_INV:
-		/* Never in a run that cannot sleep: vhca_wqe_nosleep(). */
+		/*
+		 * After the copy, as IBTA orders it. A receive still on its
+		 * queue (a run that cannot sleep) can be given back, so the
+		 * invalidation may give up where it would wait.
+		 */
 		err = vhca_exec_inv(peer->vdev, rqp->pdn, rqp->ibqp.qp_num,
-				    req->invalidate_rkey, false);
+				    req->invalidate_rkey, rwqe->peeked);
+		if (err == -EAGAIN && rwqe->peeked)
+			return VHCA_DEFER;
 		if (err) {
-			vhca_rq_complete(rqp, rwqe->wr_id,
+			vhca_rq_complete(rqp, rwqe,
 					 IB_WC_REM_INV_REQ_ERR, &wc, false);
 			vhca_queue_error(rqp);
 			*status = IB_WC_REM_INV_REQ_ERR;
-			return;
+			return VHCA_DONE;
 		}
 		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
 		wc.ex.invalidate_rkey = req->invalidate_rkey;
@@ -173,8 +192,9 @@ static void vhca_fill_recv(struct vhca_peer *peer, struct vhca_req *req,
 		break;
 	}
 
-	vhca_rq_complete(rqp, rwqe->wr_id, IB_WC_SUCCESS, &wc, solicited);
+	vhca_rq_complete(rqp, rwqe, IB_WC_SUCCESS, &wc, solicited);
 	*status = IB_WC_SUCCESS;
+	return VHCA_DONE;
 }
 
 /*
@@ -190,6 +210,7 @@ static enum vhca_verdict vhca_deliver_send(struct vhca_peer *peer,
 					   enum ib_wc_status *status)
 {
 	struct vhca_recv_buf rbuf;
+	enum vhca_verdict v;
 
 	switch (vhca_queue_rq_take(peer->qp, &rbuf.wqe, req->nosleep)) {
 	case VHCA_TAKEN:
@@ -208,9 +229,12 @@ static enum vhca_verdict vhca_deliver_send(struct vhca_peer *peer,
 		return VHCA_DONE;
 	}
 
-	vhca_fill_recv(peer, req, &rbuf.wqe, src, len, report_len, status);
+	v = vhca_fill_recv(peer, req, &rbuf.wqe, src, len, report_len,
+			   status);
+	if (v == VHCA_DEFER)
+		vhca_queue_recv_give_back(peer->qp, &rbuf.wqe);
 	vhca_queue_rq_done(peer->qp);
-	return VHCA_DONE;
+	return v;
 }
 
 /*
@@ -434,7 +458,9 @@ static enum vhca_verdict vhca_exec_atomic(struct vhca_peer *peer,
  * to resolve a page fault in place, never with @req->nosleep.
  * Return: VHCA_DONE, VHCA_RNR (no receive posted), VHCA_LOST (the
  * responder left the receiving states) or, with @req->nosleep, VHCA_DEFER
- * (a receive that could fault in place; nothing was done).
+ * (a receive that could fault in place, nothing done; or a Send with
+ * Invalidate whose invalidation would wait, its receive given back).
+ * The worker executes a deferred WQE again from the start.
  */
 enum vhca_verdict vhca_respond(struct vhca_peer *peer, struct vhca_req *req,
 			       enum ib_wc_status *status)

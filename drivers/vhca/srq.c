@@ -59,6 +59,7 @@ int vhca_rq_init(struct vhca_rq *rq, u32 max_wr, u32 max_sge)
 	rq->max_sge = max_sge;
 	rq->head = 0;
 	rq->tail = 0;
+	rq->peeked = false;
 	return 0;
 }
 
@@ -166,14 +167,13 @@ static u32 vhca_rq_count(struct vhca_rq *rq)
 	return rq->head - rq->tail;
 }
 
-static bool __vhca_rq_pop(struct vhca_rq *rq, struct vhca_recv_wqe *out)
+/* Copy the receive at a kernel queue's tail into @out; false if none. */
+static bool vhca_rq_copy_tail(struct vhca_rq *rq, struct vhca_recv_wqe *out)
 {
 	const struct vhca_recv_wqe *wqe;
 
 	lockdep_assert_held(&rq->lock);
 
-	if (rq->uring.buf)
-		return vhca_urq_pop(rq, out);
 	if (rq->head == rq->tail)
 		return false;
 
@@ -182,6 +182,18 @@ static bool __vhca_rq_pop(struct vhca_rq *rq, struct vhca_recv_wqe *out)
 	out->bad = false;
 	out->num_sge = wqe->num_sge;
 	memcpy(out->sge, wqe->sge, flex_array_size(wqe, sge, wqe->num_sge));
+	return true;
+}
+
+static bool __vhca_rq_pop(struct vhca_rq *rq, struct vhca_recv_wqe *out)
+{
+	lockdep_assert_held(&rq->lock);
+
+	if (rq->uring.buf)
+		return vhca_urq_pop(rq, out);
+	/* The receive at the tail is another taker's for now. */
+	if (rq->peeked || !vhca_rq_copy_tail(rq, out))
+		return false;
 	rq->tail++;
 	return true;
 }
@@ -204,6 +216,70 @@ bool vhca_rq_pop(struct vhca_rq *rq, struct vhca_recv_wqe *out)
 	found = __vhca_rq_pop(rq, out);
 	spin_unlock_irqrestore(&rq->lock, flags);
 	return found;
+}
+
+/**
+ * vhca_rq_peek - copy the oldest receive of a kernel queue, leaving it there
+ * @rq: a kernel QP's own queue (not a user ring)
+ * @out: where it goes, with room for the queue's max_sge SGEs
+ *
+ * The receive stays at the tail, counted against max_wr, until
+ * vhca_rq_drop() takes it off or vhca_rq_unpeek() gives it back; no other
+ * taker (vhca_rq_pop(), vhca_rq_peek()) gets it or any receive behind it
+ * meanwhile: they find the queue empty. Never sleeps.
+ *
+ * Return: true, or false if the queue is empty or peeked at already.
+ */
+bool vhca_rq_peek(struct vhca_rq *rq, struct vhca_recv_wqe *out)
+{
+	unsigned long flags;
+	bool found = false;
+
+	if (WARN_ON_ONCE(rq->uring.buf))
+		return false;
+	spin_lock_irqsave(&rq->lock, flags);
+	if (!rq->peeked) {
+		found = vhca_rq_copy_tail(rq, out);
+		rq->peeked = found;
+	}
+	spin_unlock_irqrestore(&rq->lock, flags);
+	return found;
+}
+
+/* End a peek: the receive leaves the queue if @used, else stays first. */
+static void vhca_rq_end_peek(struct vhca_rq *rq, bool used)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&rq->lock, flags);
+	if (!WARN_ON_ONCE(!rq->peeked || rq->head == rq->tail)) {
+		rq->peeked = false;
+		if (used)
+			rq->tail++;
+	}
+	spin_unlock_irqrestore(&rq->lock, flags);
+}
+
+/**
+ * vhca_rq_drop - take the receive vhca_rq_peek() copied off its queue
+ * @rq: the queue
+ *
+ * Never sleeps.
+ */
+void vhca_rq_drop(struct vhca_rq *rq)
+{
+	vhca_rq_end_peek(rq, true);
+}
+
+/**
+ * vhca_rq_unpeek - give back the receive vhca_rq_peek() copied
+ * @rq: the queue
+ *
+ * It stays the queue's oldest, for the next taker. Never sleeps.
+ */
+void vhca_rq_unpeek(struct vhca_rq *rq)
+{
+	vhca_rq_end_peek(rq, false);
 }
 
 /**

@@ -339,12 +339,16 @@ struct vhca_cq {
  * @num_sge: valid entries of @sge
  * @bad: a user ring's element that failed its checks (no @sge): it
  *	completes in error
+ * @peeked: a copy of a receive still on its queue (a run that cannot
+ *	sleep took it, vhca_queue_take_recv()): it leaves the queue as it
+ *	completes (vhca_queue_recv_used()), or stays there, given back
  * @sge: scatter list, the queue's max_sge entries
  */
 struct vhca_recv_wqe {
 	u64 wr_id;
 	u32 num_sge;
 	bool bad;
+	bool peeked;
 	struct ib_sge sge[];
 };
 
@@ -366,6 +370,9 @@ struct vhca_recv_buf {
  * @max_sge: SGEs per receive
  * @head: next slot to fill (post_recv), free-running
  * @tail: next slot to consume (engine), free-running
+ * @peeked: the receive at @tail was copied out by vhca_rq_peek() and is
+ *	neither used (vhca_rq_drop()) nor given back (vhca_rq_unpeek()) yet:
+ *	no other taker gets it or anything behind it meanwhile
  */
 struct vhca_rq {
 	spinlock_t lock;	/* the fields below */
@@ -377,6 +384,7 @@ struct vhca_rq {
 	u32 max_sge;
 	u32 head;
 	u32 tail;
+	bool peeked;
 };
 
 /**

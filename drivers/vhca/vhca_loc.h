@@ -294,6 +294,9 @@ int vhca_rq_post(struct vhca_rq *rq, const struct ib_recv_wr *wr,
 		 const struct ib_recv_wr **bad_wr);
 /* Take the oldest receive into @out (room for max_sge SGEs); false if empty. */
 bool vhca_rq_pop(struct vhca_rq *rq, struct vhca_recv_wqe *out);
+bool vhca_rq_peek(struct vhca_rq *rq, struct vhca_recv_wqe *out);
+void vhca_rq_drop(struct vhca_rq *rq);
+void vhca_rq_unpeek(struct vhca_rq *rq);
 /*
  * As vhca_rq_pop(); *@limit_reached says the armed limit was crossed (and
  * disarmed): the caller then calls vhca_srq_limit_event() holding no lock.

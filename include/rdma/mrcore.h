@@ -318,6 +318,7 @@ enum mrc_stage {
 	MRC_STAGE_XLT_ALLOC,	/* translation-area allocation */
 	MRC_STAGE_WRITE_XLT,	/* ops->write_xlt of one chunk of entries */
 	MRC_STAGE_WRITE_MKEY,	/* ops->write_mkey of the context */
+	MRC_STAGE_NOWAIT,	/* a _nowait exec call gives up (-EAGAIN) */
 	MRC_NUM_STAGES		/* keep me last */
 };
 

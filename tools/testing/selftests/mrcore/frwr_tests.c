@@ -455,6 +455,106 @@ FR_TEST(send_with_inv_variants)
 }
 
 /*
+ * A kernel post_send on vhca runs an idle send queue itself when the
+ * module parameter post_bytes is not 0, and executes REG_MR, LOCAL_INV
+ * and a Send with Invalidate's invalidation through mrcore's _nowait
+ * calls, which give up (-EAGAIN) where they would sleep; the WQE then
+ * goes to the engine's worker, which executes it again from the start
+ * (a Send with Invalidate's receive, only peeked at, is given back
+ * first). mrcore's failure injection stage "nowait" makes the next such
+ * call give up. A post that finds the worker still on the queue does not
+ * run it, and the stage stays armed: such a round is disarmed and
+ * repeated, up to FR_NOWAIT_ROUNDS times.
+ */
+#define FR_NOWAIT_ROUNDS	200
+#define FR_FAIL_STAGE		"/sys/kernel/debug/mrcore/%s/fail_stage"
+
+/* Arm "nowait 1" when @arm; 0 or -errno. */
+static int fr_nowait_arm(bool arm)
+{
+	char path[128];
+
+	if (!arm)
+		return 0;
+	snprintf(path, sizeof(path), FR_FAIL_STAGE, mt_devname());
+	return mt_write_file(path, "nowait 1");
+}
+
+/* Did the stage armed by fr_nowait_arm(@armed) fire? Disarms it. */
+static bool fr_nowait_fired(struct __test_metadata *_metadata, bool armed)
+{
+	char path[128], buf[512], *left;
+
+	if (!armed)
+		return false;
+	snprintf(path, sizeof(path), FR_FAIL_STAGE, mt_devname());
+	EXPECT_EQ(0, mt_read_file(path, buf, sizeof(buf)));
+	EXPECT_EQ(0, mt_write_file(path, "none"));
+	left = strstr(buf, "left ");
+	EXPECT_NE(NULL, left);
+	return left && !strncmp(left, "left 0\n", 7);
+}
+
+FR_TEST(nowait_gives_up_to_the_worker)
+{
+	uint32_t pair = self->pair.handle, key = 0;
+	bool reg = false, inv = false, sinv = false;
+	struct mrct_frwr_inv i;
+	char path[128], buf[32];
+	unsigned int round;
+
+	/* Decided before anything is checked. */
+	if (!self->vhca)
+		SKIP(return, "%s is not a vhca device", mt_devname());
+	if (mt_read_file("/sys/module/vhca/parameters/post_bytes", buf,
+			 sizeof(buf)) || !strtoul(buf, NULL, 0))
+		SKIP(return, "vhca's post_bytes is 0: post_send runs nothing");
+	snprintf(path, sizeof(path), FR_FAIL_STAGE, mt_devname());
+	if (access(path, W_OK))
+		SKIP(return, "no %s (debugfs not mounted?)", path);
+
+	for (round = 0; round < FR_NOWAIT_ROUNDS && !(reg && inv && sinv);
+	     round++) {
+		ASSERT_EQ(0, fr_nowait_arm(!reg));
+		key = fr_reg_ok(_metadata, self, pair, MRCT_FRWR_KEY_NEXT, 0);
+		reg |= fr_nowait_fired(_metadata, !reg);
+
+		ASSERT_EQ(0, fr_nowait_arm(!inv));
+		fr_inv_ok(_metadata, self, pair, key);
+		inv |= fr_nowait_fired(_metadata, !inv);
+		fr_write_refused(_metadata, self, pair, self->fm.handle, key,
+				 "WRITE after LOCAL_INV");
+
+		key = fr_reg_ok(_metadata, self, pair, MRCT_FRWR_KEY_NEXT, 0);
+		fr_data_ok(_metadata, self, pair, self->fm.handle, 0, 0,
+			   REG_LEN);
+		fr_post_recv(_metadata, self, pair);
+		ASSERT_EQ(0, fr_nowait_arm(!sinv));
+		ASSERT_EQ(0, fr_inv(self, pair, MRCT_WR_SEND_WITH_INV, key,
+				    &i));
+		sinv |= fr_nowait_fired(_metadata, !sinv);
+		fr_want_ok(_metadata, "SEND_WITH_INV", i.post_err, i.status);
+		/* The receive given back completes once, from the worker. */
+		EXPECT_EQ(MRCT_WC_SUCCESS, i.recv_status);
+		EXPECT_TRUE(i.recv_wc_flags & MRCT_WC_WITH_INVALIDATE);
+		EXPECT_EQ(key, i.recv_inv_rkey);
+		fr_write_refused(_metadata, self, pair, self->fm.handle, key,
+				 "WRITE after SEND_WITH_INV");
+		if (!_metadata->passed)
+			break;
+	}
+	TH_LOG("%u rounds", round);
+	EXPECT_TRUE(reg);
+	EXPECT_TRUE(inv);
+	EXPECT_TRUE(sinv);
+
+	/* The queue still works as ever. */
+	key = fr_reg_ok(_metadata, self, pair, MRCT_FRWR_KEY_NEXT, 0);
+	fr_data_ok(_metadata, self, pair, self->fm.handle, 0, 0, REG_LEN);
+	fr_inv_ok(_metadata, self, pair, key);
+}
+
+/*
  * Only the current variant reaches the pages: after a new REG_MR with a
  * new variant the previous one is refused, the pages untouched.
  */
