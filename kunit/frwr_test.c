@@ -660,6 +660,8 @@ static void mrc_exec_inv_nowait_drain_later(struct kunit *test)
 	fake_hw_fail_next_err(ctx->hw, FAKE_HW_WRITE_MKEY, 1, -EAGAIN);
 	KUNIT_EXPECT_EQ(test, mrc_exec_inv_nowait(ctx->mdev, ctx->pd.pdn, 0,
 						  key), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, fake_hw_ctx(ctx->hw, key)->state,
+			(u8)MRC_MKEY_VALID);
 	KUNIT_EXPECT_EQ(test, frwr_reg(mr, frwr_key(key, 1), LW), -EINVAL);
 	KUNIT_EXPECT_EQ(test, mr->key, key);
 	KUNIT_EXPECT_EQ(test, mrc_exec_inv(ctx->mdev, ctx->pd.pdn, 0, key), 0);

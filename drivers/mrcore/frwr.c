@@ -741,14 +741,13 @@ static int mrc_frmr_inv_locked(struct mrc_frmr *frmr, u32 pdn, u32 key)
  * @key: the key to invalidate
  * @nowait: the caller cannot sleep: the MR's mutex is taken only if it is
  *	free, and the backend's write_mkey, which then may not wait for the
- *	drain, returns -EAGAIN if walkers are inside the slot it revoked
+ *	drain, returns -EAGAIN while accesses run through the VALID context
  *	(struct mrc_hw_ops)
  *
  * Context: with @nowait any context but hard interrupt, else process
  * context.
  * Return: as mrc_frmr_exec_inv(); with @nowait also -EAGAIN, the MR still
- * VALID in mrcore's record (its slot maybe revoked already: the next
- * write_mkey drains it).
+ * VALID.
  */
 int mrc_frmr_do_inv(struct mrc_device *mdev, u32 pdn, u32 key, bool nowait)
 {

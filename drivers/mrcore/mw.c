@@ -843,17 +843,15 @@ EXPORT_SYMBOL_GPL(mrc_exec_inv);
  *
  * The same invalidation, for an engine that executes it where it cannot
  * sleep, such as a kernel post_send's own run, as far as it can go
- * without sleeping: a fast-reg MR whose mutex is free and whose slot has
- * no walker inside once revoked. Where mrc_exec_inv() would sleep this
+ * without sleeping: a fast-reg MR whose mutex is free and through whose
+ * VALID context no access is running. Where mrc_exec_inv() would sleep this
  * returns -EAGAIN, and the engine executes the work request again where
  * it can sleep. A window's key always takes -EAGAIN.
  *
  * Context: any context but hard interrupt; does not sleep. The backend's
  * write_mkey must return -EAGAIN instead of waiting there (struct
  * mrc_hw_ops).
- * Return: as mrc_exec_inv(); -EAGAIN with the key still VALID in mrcore's
- * record, its slot maybe revoked already (no access starts through it,
- * and the next write_mkey of the slot drains it).
+ * Return: as mrc_exec_inv(); -EAGAIN with the key still VALID.
  */
 int mrc_exec_inv_nowait(struct mrc_device *mdev, u32 pdn, u32 qpn, u32 key)
 {

@@ -20,8 +20,8 @@
  * once invalidate_mkey returns no walker still uses the old context, its
  * entries or the memory they named. The counts live here, beside the
  * slots they count. A kernel post_send's run, which may not sleep, does
- * not wait: it revokes, and if walkers are inside it leaves the slot
- * revoked and the work request to the worker, whose write drains it.
+ * not wait: with walkers inside it leaves the slot as it was and the work
+ * request to the worker, whose write drains it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -154,44 +154,53 @@ static bool vhca_mkc_odp(void __iomem *slot)
 }
 
 /*
- * Revoke slot @index before a new context is written into it. A VALID
- * slot may have walkers inside it, reading its fields and entries and
- * copying: wait for them, so none mixes the old context with the new one.
- * A FREE slot has none, as walkers only stay in VALID slots. An INVALID
- * one may still have some: a run that could not wait revoked it and gave
- * up (below); else the drain finds none at once.
+ * Revoke a slot that is not INVALID. A VALID slot may have walkers inside
+ * it, reading its fields and entries and copying: wait for them, so none
+ * mixes the old context with the new one. A FREE slot has none, as
+ * walkers only stay in VALID slots.
  *
  * In a run that may not sleep (vhca_engine_nosleep(): the _nowait exec
- * calls of mrcore), the walkers are not waited for: -EAGAIN if any is
- * inside, the slot left revoked, and the next write or invalidation of
- * the slot drains it (struct mrc_hw_ops).
+ * calls of mrcore), walkers are not waited for: with one inside a VALID
+ * slot, -EAGAIN and the slot as it was (struct mrc_hw_ops). One that
+ * entered as the revocation landed finds the state back at VALID when it
+ * reads it again; the context's fields were never touched.
  */
 static int vhca_mkc_revoke(struct vhca_dev *vdev, u32 index)
 {
 	void __iomem *slot = vhca_mkc_slot(vdev, index);
 	u8 state = readb(slot + VHCA_MKC_STATE);
+	bool nosleep = vhca_engine_nosleep();
 
-	if (state == MRC_MKEY_FREE) {
-		writeb(MRC_MKEY_INVALID, slot + VHCA_MKC_STATE);
+	if (state == MRC_MKEY_INVALID)
+		return 0;
+	if (state == MRC_MKEY_VALID && nosleep &&
+	    atomic_read(&vdev->mkey_users[index]))
+		return -EAGAIN;
+
+	writeb(MRC_MKEY_INVALID, slot + VHCA_MKC_STATE);
+	if (state != MRC_MKEY_VALID) {
 		/* The revocation lands before any field of the new context. */
 		wmb();
 		return 0;
 	}
-	if (state == MRC_MKEY_VALID)
-		writeb(MRC_MKEY_INVALID, slot + VHCA_MKC_STATE);
-	if (vhca_engine_nosleep())
-		return vhca_mkey_drained(vdev, index) ? 0 : -EAGAIN;
-	vhca_mkey_drain(vdev, index);
-	return 0;
+	if (!nosleep) {
+		vhca_mkey_drain(vdev, index);
+		return 0;
+	}
+	if (vhca_mkey_drained(vdev, index))
+		return 0;
+	/* A walker came in as it was revoked: VALID again, nothing done. */
+	writeb(MRC_MKEY_VALID, slot + VHCA_MKC_STATE);
+	return -EAGAIN;
 }
 
 /*
  * Encode @ctx into slot @index so that the device never sees half a key:
- * the slot is revoked first (and drained of walkers; in a run that may
- * not sleep, -EAGAIN instead while some are inside, the slot left
- * revoked), then every field but the state is written, and the state
- * byte goes last, behind a write barrier. A rejected context leaves the
- * slot untouched. An ODP context is counted in vdev->odp_mkeys before it can
+ * a slot that is not INVALID is revoked first (and drained of walkers; in
+ * a run that may not sleep, -EAGAIN instead while some are inside, the
+ * slot as it was), then every field but the state is written, and the
+ * state byte goes last, behind a write barrier. A rejected context leaves
+ * the slot untouched. An ODP context is counted in vdev->odp_mkeys before it can
  * be walked, and uncounted once it cannot.
  */
 static int vhca_write_mkey(struct mrc_device *mdev, u32 index,
@@ -215,10 +224,7 @@ static int vhca_write_mkey(struct mrc_device *mdev, u32 index,
 	odp = ctx->state != MRC_MKEY_INVALID && (ctx->flags & MRC_MKEY_F_ODP);
 	err = vhca_mkc_revoke(vdev, index);
 	if (err) {
-		/* Revoked, not drained: no longer a context walks fault in. */
-		if (was_odp)
-			atomic_dec(&vdev->odp_mkeys);
-		vhca_dbg_mkey(vdev, index, "revoked, walkers inside: later\n");
+		vhca_dbg_mkey(vdev, index, "walkers inside: not now\n");
 		return err;
 	}
 	if (odp && !was_odp) {

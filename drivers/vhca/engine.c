@@ -209,9 +209,8 @@ static bool vhca_opcode_local(u32 opcode)
 /*
  * Execute a WQE that needs no peer. A Bind MW binds the window to this
  * QP: remote accesses through it are accepted on this QP only. With
- * @nosleep (a run that cannot sleep), -EAGAIN where the WQE would sleep:
- * the worker executes it again (a LOCAL_INV may have revoked its slot
- * already, which that execution drains).
+ * @nosleep (a run that cannot sleep), -EAGAIN where the WQE would sleep,
+ * nothing done: the worker executes it again.
  */
 static int vhca_exec_local(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 			   bool nosleep, enum ib_wc_status *status)
@@ -578,8 +577,8 @@ static bool vhca_sq_linger(struct vhca_qp *qp, u64 *idle_ns)
  * May a run that cannot sleep (vhca_engine_post()) execute @wqe? REG_MR
  * and LOCAL_INV go to mrcore's _nowait calls, which give up (the WQE then
  * goes to the worker, VHCA_DEFER) where they would wait: for the MR's
- * mutex, or for walkers to drain out of the slot an invalidation
- * revoked. So does a Send with Invalidate's invalidation, after the copy
+ * mutex, or for accesses running through the context an invalidation
+ * would revoke. So does a Send with Invalidate's invalidation, after the copy
  * into a receive the run only peeked at and gives back (resp.c). A Bind
  * MW takes the window's mutex and may drain the window bound before; an
  * atomic's result lands with its page faults resolved in place; so does
@@ -896,12 +895,13 @@ MODULE_PARM_DESC(post_bytes,
  *
  * post_send never sleeps, ULPs call it holding spinlocks or RCU, and
  * core_locking.rst forbids calling the consumer back from inside it. So
- * the run happens only in task context with interrupts on, bottom halves
- * off, and leaves to the worker, untouched, the first WQE that could
- * sleep or call back directly (vhca_wqe_nosleep(), a receive as
- * vhca_queue_take_recv() allows it, a first message that establishes its
- * responder, vhca_fabric_resolve()). A QP on an SRQ does not run here:
- * its move to ERR dispatches IB_EVENT_QP_LAST_WQE_REACHED. Completion
+ * the run happens only in task context with interrupts and bottom halves
+ * on (it turns the latter off), and leaves to the worker the first WQE
+ * that could sleep or call back directly, untouched or as it found it
+ * (vhca_wqe_nosleep(), a receive as vhca_queue_take_recv() allows it, a
+ * first message that establishes its responder, vhca_fabric_resolve()).
+ * A QP on an SRQ does not run here: its move to ERR dispatches
+ * IB_EVENT_QP_LAST_WQE_REACHED. Completion
  * handlers and CQ events are left to each CQ's tasklet (cq.c), which
  * runs when the run turns bottom halves back on, on this CPU, as after
  * an interrupt, without a wake-up of ksoftirqd. A post from a handler
@@ -919,8 +919,16 @@ void vhca_engine_post(struct vhca_qp *qp)
 		.nosleep = true,
 	};
 
-	/* Off (the default), or not here: no bottom-half toggle per post. */
-	if (!b.max_len || qp->srq || !in_task() || irqs_disabled()) {
+	/*
+	 * Off (the default), or not here: no bottom-half toggle per post.
+	 * Not with bottom halves off already (in_softirq(): a lock the
+	 * caller holds may be taken in softirqs, and the run takes locks,
+	 * mrcore's included, that are not softirq-safe), nor on PREEMPT_RT,
+	 * where disabling them leaves the CPU to other tasks, which would
+	 * see the run's per-CPU flag.
+	 */
+	if (!b.max_len || qp->srq || !in_task() || irqs_disabled() ||
+	    in_softirq() || IS_ENABLED(CONFIG_PREEMPT_RT)) {
 		vhca_engine_kick(qp);
 		return;
 	}

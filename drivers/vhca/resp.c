@@ -170,13 +170,15 @@ static enum vhca_verdict vhca_fill_recv(struct vhca_peer *peer,
 		break;
 	case IB_WR_SEND_WITH_INV:
 		/*
-		 * After the copy, as IBTA orders it. A receive still on its
-		 * queue (a run that cannot sleep) can be given back, so the
-		 * invalidation may give up where it would wait.
+		 * After the copy, as IBTA orders it. A run that cannot sleep
+		 * only peeked at the receive (vhca_queue_take_recv()), so the
+		 * invalidation may give up where it would wait, and the
+		 * receive go back.
 		 */
 		err = vhca_exec_inv(peer->vdev, rqp->pdn, rqp->ibqp.qp_num,
-				    req->invalidate_rkey, rwqe->peeked);
-		if (err == -EAGAIN && rwqe->peeked)
+				    req->invalidate_rkey, req->nosleep);
+		if (err == -EAGAIN && req->nosleep &&
+		    !WARN_ON_ONCE(!rwqe->peeked))
 			return VHCA_DEFER;
 		if (err) {
 			vhca_rq_complete(rqp, rwqe,

@@ -540,15 +540,20 @@ void vhca_odp_mkeys_counted(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(n), 0);
 }
 
-/* Write @c into its slot in a run that may not sleep. */
+/*
+ * Write @c into its slot in a run that may not sleep; *@nosleep says the
+ * run was seen as one (else nothing is written: the write could sleep).
+ */
 static int wt_write_mkey_nosleep(struct walker_ctx *ctx,
-				 const struct mrc_mkey_ctx *c)
+				 const struct mrc_mkey_ctx *c, bool *nosleep)
 {
-	int err;
+	int err = -EINVAL;
 
 	vhca_engine_nosleep_begin();
-	err = vhca_hw_ops.write_mkey(&ctx->vdev->mdev, mrc_key_index(c->key),
-				     c);
+	*nosleep = vhca_engine_nosleep();
+	if (*nosleep)
+		err = vhca_hw_ops.write_mkey(&ctx->vdev->mdev,
+					     mrc_key_index(c->key), c);
 	vhca_engine_nosleep_end();
 	return err;
 }
@@ -558,17 +563,18 @@ static int wt_write_mkey_nosleep(struct walker_ctx *ctx,
  * @test: the case
  *
  * In a run that may not sleep (a kernel post_send's), write_mkey does not
- * wait for the walkers of the VALID context it revokes (struct
- * mrc_hw_ops): with one inside it returns -EAGAIN, the slot left revoked
- * (no new walker enters), no longer counted as an ODP context, and again
- * -EAGAIN while the walker stays; once it has left, the write goes
- * through. With no walker inside, the run's write is the plain one.
+ * wait for the walkers of the VALID context it would revoke (struct
+ * mrc_hw_ops): with one inside it returns -EAGAIN and leaves the slot as
+ * it was (VALID, walkable, still counted as an ODP context), as often as
+ * it is called; once the walker has left, the write goes through. With
+ * no walker inside, the run's write is the plain one.
  */
 void vhca_nosleep_write_mkey_walker_inside(struct kunit *test)
 {
 	struct walker_ctx *ctx = test->priv;
 	u64 bits[1] = { MRC_MTT_READ };
 	struct mrc_mkey_ctx held, c, now;
+	bool nosleep;
 	u32 key, other;
 
 	key = wt_mtt_key(test, ctx, WT_PDN, 0, 0, bits, 1, 0, MRC_MKEY_F_ODP);
@@ -578,17 +584,23 @@ void vhca_nosleep_write_mkey_walker_inside(struct kunit *test)
 	c = held;
 	c.state = MRC_MKEY_FREE;
 	c.flags = 0;
-	KUNIT_EXPECT_EQ(test, wt_write_mkey_nosleep(ctx, &c), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, wt_write_mkey_nosleep(ctx, &c, &nosleep),
+			-EAGAIN);
+	KUNIT_EXPECT_TRUE(test, nosleep);
 	KUNIT_EXPECT_EQ(test, vhca_read_mkey(ctx->vdev, mrc_key_index(key),
 					     &now), 0);
-	KUNIT_EXPECT_EQ(test, now.state, (u8)MRC_MKEY_INVALID);
+	KUNIT_EXPECT_EQ(test, now.state, (u8)MRC_MKEY_VALID);
 	KUNIT_EXPECT_EQ(test, now.key, key);
-	KUNIT_EXPECT_EQ(test, vhca_mkey_get(ctx->vdev, key, &now), -ENOKEY);
-	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->vdev->odp_mkeys), 0);
-	KUNIT_EXPECT_EQ(test, wt_write_mkey_nosleep(ctx, &c), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, now.flags, (u8)MRC_MKEY_F_ODP);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->vdev->odp_mkeys), 1);
+	/* Still walkable: a second walker gets in and leaves. */
+	KUNIT_EXPECT_EQ(test, vhca_mkey_get(ctx->vdev, key, &now), 0);
+	vhca_mkey_put(ctx->vdev, key);
+	KUNIT_EXPECT_EQ(test, wt_write_mkey_nosleep(ctx, &c, &nosleep),
+			-EAGAIN);
 
 	vhca_mkey_put(ctx->vdev, key);
-	KUNIT_EXPECT_EQ(test, wt_write_mkey_nosleep(ctx, &c), 0);
+	KUNIT_EXPECT_EQ(test, wt_write_mkey_nosleep(ctx, &c, &nosleep), 0);
 	KUNIT_EXPECT_EQ(test, vhca_read_mkey(ctx->vdev, mrc_key_index(key),
 					     &now), 0);
 	KUNIT_EXPECT_EQ(test, now.state, (u8)MRC_MKEY_FREE);
@@ -599,7 +611,7 @@ void vhca_nosleep_write_mkey_walker_inside(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, vhca_read_mkey(ctx->vdev, mrc_key_index(other),
 					     &c), 0);
 	c.state = MRC_MKEY_FREE;
-	KUNIT_EXPECT_EQ(test, wt_write_mkey_nosleep(ctx, &c), 0);
+	KUNIT_EXPECT_EQ(test, wt_write_mkey_nosleep(ctx, &c, &nosleep), 0);
 	KUNIT_EXPECT_EQ(test, vhca_read_mkey(ctx->vdev, mrc_key_index(other),
 					     &now), 0);
 	KUNIT_EXPECT_EQ(test, now.state, (u8)MRC_MKEY_FREE);

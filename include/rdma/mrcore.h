@@ -252,12 +252,10 @@ struct mrc_mkey_ctx {
  * mrc_exec_inv_nowait()), which only a backend's own engine makes, where
  * it cannot sleep, so the backend knows when its ops run under them:
  * there @fence, @write_xlt and @write_mkey must not sleep, and
- * @write_mkey must not wait for a drain either. If accesses are still
- * running through the context it revoked, it returns -EAGAIN with the
- * slot left revoked (no access can start through it); the next
- * @write_mkey or @invalidate_mkey of that slot waits for them first.
- * Otherwise a non-zero return is a negative errno and leaves the device
- * as it was before the call.
+ * @write_mkey must not wait for a drain either: while accesses are
+ * running through the context it would revoke, it returns -EAGAIN.
+ * A non-zero return is a negative errno and leaves the device as it was
+ * before the call.
  */
 struct mrc_hw_ops {
 	void (*fence)(struct mrc_device *mdev);
