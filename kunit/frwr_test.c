@@ -615,7 +615,7 @@ static void mrc_frmr_exec_nowait_mutex_busy(struct kunit *test)
 	mark = ctx->hw->log_len;
 	KUNIT_EXPECT_EQ(test, frwr_reg_nowait(mr, key, n, LRW), 0);
 	KUNIT_EXPECT_TRUE(test, fake_hw_assert_reg_order(test, ctx->hw, mark,
-							 false));
+							 true));
 	KUNIT_EXPECT_EQ(test, fake_hw_ctx(ctx->hw, key)->state,
 			(u8)MRC_MKEY_VALID);
 	KUNIT_EXPECT_EQ(test, mr->key, key);
