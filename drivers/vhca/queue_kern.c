@@ -71,6 +71,8 @@ static void vhca_sq_advance(struct vhca_qp *qp)
 enum vhca_take vhca_queue_take_recv(struct vhca_qp *rqp,
 				    struct vhca_recv_wqe *rwqe, bool nosleep)
 {
+	/* An RC QP's receive, in a run that cannot sleep, is peeked at. */
+	bool peek = nosleep && rqp->ibqp.qp_type == IB_QPT_RC;
 	enum vhca_take ret = VHCA_GONE;
 	bool taken, limit = false;
 	unsigned long flags;
@@ -82,12 +84,11 @@ enum vhca_take vhca_queue_take_recv(struct vhca_qp *rqp,
 	} else if (!rqp->stopped && vhca_state_receives(rqp->state)) {
 		if (rqp->srq)
 			taken = vhca_srq_pop(rqp->srq, rwqe, &limit);
-		else if (nosleep && rqp->ibqp.qp_type == IB_QPT_RC)
+		else if (peek)
 			taken = vhca_rq_peek(&rqp->rq, rwqe);
 		else
 			taken = vhca_rq_pop(&rqp->rq, rwqe);
-		rwqe->peeked = taken && nosleep &&
-			       rqp->ibqp.qp_type == IB_QPT_RC;
+		rwqe->peeked = taken && peek;
 		ret = taken ? VHCA_TAKEN : VHCA_EMPTY;
 		if (taken)
 			rqp->rx_busy++;
