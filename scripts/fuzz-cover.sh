@@ -8,7 +8,9 @@
 # Usage: fuzz-cover.sh DIR [KBUILD]
 #   DIR     the run's files: pcs (mrc_fuzz -p: every PC KCOV reported, hex)
 #           and sections (fuzz.sh: "vhca ADDRESS" of vhca.ko's .text and
-#           "_text ADDRESS", the running kernel's)
+#           "_text ADDRESS", the running kernel's); or, for a run split
+#           across boots (fuzz.sh FUZZ_RESUME=1), leg.N/ with those two
+#           each, every leg's PCs mapped with its own boot's addresses
 #   KBUILD  the debug kernel's build directory ($MRCORE_CACHE/kbuild)
 # Writes DIR/cover.txt (per file: lines reached / lines instrumented),
 # DIR/lines.reached and DIR/lines.all (file:line), prints the summary.
@@ -25,8 +27,20 @@ here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:?usage: fuzz-cover.sh DIR [KBUILD]}
 kbuild=${2:-$MRCORE_CACHE/kbuild}
 pkg="$kbuild/drivers/mrcore-pkg/drivers"
-for f in "$dir/pcs" "$dir/sections" "$kbuild/vmlinux" "$pkg/vhca/vhca.ko"; do
+# The boots whose PCs count: the run's own, or its legs'.
+if [ -s "$dir/pcs" ]; then
+	boots=$dir
+else
+	boots=$(for d in "$dir"/leg.*; do if [ -s "$d/pcs" ]; then echo "$d"; fi; done)
+	[ -n "$boots" ] || { echo "fuzz-cover: no $dir/pcs, nor leg.*/pcs" >&2; exit 1; }
+fi
+for f in "$kbuild/vmlinux" "$pkg/vhca/vhca.ko"; do
 	[ -s "$f" ] || { echo "fuzz-cover: no $f" >&2; exit 1; }
+done
+for d in $boots; do
+	for f in "$d/pcs" "$d/sections"; do
+		[ -s "$f" ] || { echo "fuzz-cover: no $f" >&2; exit 1; }
+	done
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -56,11 +70,13 @@ done | sort -u > "$dir/lines.all"
 # The reached ones. The relocation offsets above point at the call's
 # operand (call + 1); the PCs are the call + 5. Both are mapped to the
 # call's own line.
-kaslr=$(awk '$1 == "_text" {print $2}' "$dir/sections")
 vtext=$(nm "$kbuild/vmlinux" | awk '$3 == "_text" {v = $1} END {print "0x" v}')
-vhca=$(awk '$1 == "vhca" {print $2}' "$dir/sections")
-[ -n "$kaslr" ] && [ -n "$vhca" ] || { echo "fuzz-cover: $dir/sections lacks _text or vhca" >&2; exit 1; }
-python3 - "$kaslr" "$vtext" "$vhca" "$dir/pcs" > "$tmp/pcs" <<'EOF'
+for d in $boots; do
+	kaslr=$(awk '$1 == "_text" {print $2}' "$d/sections")
+	vhca=$(awk '$1 == "vhca" {print $2}' "$d/sections")
+	[ -n "$kaslr" ] && [ -n "$vhca" ] ||
+		{ echo "fuzz-cover: $d/sections lacks _text or vhca" >&2; exit 1; }
+	python3 - "$kaslr" "$vtext" "$vhca" "$d/pcs" <<'EOF'
 import sys
 k = int(sys.argv[1], 16) - int(sys.argv[2], 16)
 v = int(sys.argv[3], 16)
@@ -73,6 +89,7 @@ for line in open(sys.argv[4]):
     else:
         print("k 0x%x" % (pc - k))
 EOF
+done | sort -u > "$tmp/pcs"
 {
 	awk '$1 == "k" {print $2}' "$tmp/pcs" | addr2line -e "$kbuild/vmlinux" | rel
 	awk '$1 == "v" {print $2}' "$tmp/pcs" | addr2line -e "$pkg/vhca/vhca.ko" -j .text | rel

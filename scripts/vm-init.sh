@@ -29,11 +29,11 @@ for arg in $(cat /proc/cmdline); do
 	# Scripts the test mode leaves out (vmtest.sh MRCORE_VM_EXCLUDE).
 	mrcore.exclude=*) MRC_EXCLUDE=$(echo "${arg#mrcore.exclude=}" | tr , ' ')
 		export MRC_EXCLUDE ;;
-	# The fuzzer's "SECONDS,EXECS,SEED,THREADS,FAMILIES" (vmtest.sh
+	# The fuzzer's "SECONDS,EXECS,SEED,THREADS,FAMILIES,CARRY" (vmtest.sh
 	# --fuzz), each exported when not empty.
 	mrcore.fuzz=*) i=1
 		for v in FUZZ_SECONDS FUZZ_EXECS FUZZ_SEED FUZZ_THREADS \
-			 FUZZ_FAMILIES; do
+			 FUZZ_FAMILIES FUZZ_CARRY; do
 			f=$(echo "${arg#mrcore.fuzz=}" | cut -d, -f$i)
 			[ -n "$f" ] && eval "export $v=$f"
 			i=$((i + 1))

@@ -17,8 +17,8 @@
 # ureg", default all), passed as mrcore.bench=;
 # MRCORE_VM_EXCLUDE, scripts the test mode does not run (mrcore.exclude=);
 # MRCORE_KMEMLEAK=0, kmemleak off in the debug kernel (on by default);
-# for --fuzz, FUZZ_SECONDS, FUZZ_EXECS, FUZZ_SEED, FUZZ_THREADS and
-# FUZZ_FAMILIES (fuzz.sh), passed as mrcore.fuzz=, and FUZZ_OUT, the host
+# for --fuzz, FUZZ_SECONDS, FUZZ_EXECS, FUZZ_SEED, FUZZ_THREADS,
+# FUZZ_FAMILIES and FUZZ_CARRY (fuzz.sh), passed as mrcore.fuzz=, and FUZZ_OUT, the host
 # directory the guest writes the run's files to (default: a new one under
 # $MRCORE_CACHE/fuzz).
 set -euo pipefail
@@ -131,11 +131,11 @@ bash "$here/initramfs.sh" "$initrd" "$kroot" "$kver" "$MODS" "$kodir"
 # Scripts the test mode leaves out, with a "# excluded" line each.
 [ -n "${MRCORE_VM_EXCLUDE:-}" ] && extra_args="$extra_args mrcore.exclude=$(echo $MRCORE_VM_EXCLUDE | tr ' ' ,)"
 
-# The fuzzer's settings, "SECONDS,EXECS,SEED,THREADS,FAMILIES" (empty
+# The fuzzer's settings, "SECONDS,EXECS,SEED,THREADS,FAMILIES,CARRY" (empty
 # fields unset), and a directory the guest may write: the only one it can.
 out_share=""
 if [ "$mode" = fuzz ]; then
-	extra_args="$extra_args mrcore.fuzz=${FUZZ_SECONDS:-},${FUZZ_EXECS:-},${FUZZ_SEED:-},${FUZZ_THREADS:-},${FUZZ_FAMILIES:-}"
+	extra_args="$extra_args mrcore.fuzz=${FUZZ_SECONDS:-},${FUZZ_EXECS:-},${FUZZ_SEED:-},${FUZZ_THREADS:-},${FUZZ_FAMILIES:-},${FUZZ_CARRY:-}"
 	FUZZ_OUT=${FUZZ_OUT:-$MRCORE_CACHE/fuzz/$(date +%Y%m%d-%H%M%S)}
 	mkdir -p "$FUZZ_OUT"
 	FUZZ_OUT=$(cd "$FUZZ_OUT" && pwd)

@@ -19,6 +19,9 @@
 #   FUZZ_TIMEOUT  seconds after which the run is killed (default: FUZZ_SECONDS
 #                 plus 600, or 6 hours with FUZZ_EXECS alone); the program's
 #                 own watchdog gives each execution 300 s before that
+#   FUZZ_CARRY    1: a leg of a run split across boots (scripts/fuzz.sh
+#                 FUZZ_RESUME): the inputs the earlier legs kept, in
+#                 FUZZ_OUT/corpus, are where this one starts
 #   FUZZ_OUT      where the run's files are copied at the end (default
 #                 /tmp/mrc_fuzz): ring (mrc_fuzz -L), subst.* (for the
 #                 replays), repro.* (the reproducers of failures), corpus/
@@ -33,6 +36,7 @@
 #   ok - fuzz vhca0: mrcore, vhca and mrcore_test load
 #   ok - fuzz vhca0: rdma link add vhca0 netdev fzv0, GID of 10.98.0.1
 #   ok - fuzz vhca0: a uverbs node
+#   # fuzz vhca0: progress T s: execs N, ...   (every 10 minutes)
 #   ok - fuzz vhca0: mrc_fuzz seed S: execs N, execs/s X, ...
 #   not ok - fuzz vhca0: mrc_fuzz seed S # exit status R: its last line
 #   ok - fuzz vhca0: the netdevs and RDMA devices mrc_fuzz made are gone
@@ -146,14 +150,28 @@ fuzz_nl_gone() {
 	return 1
 }
 
+# fuzz_progress: the program's progress lines not shown yet, on the
+# console ($SHOWN of them are).
+fuzz_progress() {
+	local n
+
+	n=$(grep -c '^fuzz: progress ' /tmp/mrc_fuzz.out 2>/dev/null)
+	[ "${n:-0}" -gt "$SHOWN" ] || return 0
+	grep '^fuzz: progress ' /tmp/mrc_fuzz.out | tail -n $((n - SHOWN)) |
+		sed "s/^fuzz: /# $T: /"
+	SHOWN=$n
+}
+
 # fuzz_watch: run the program for at most TMO seconds, its output in
 # /tmp/mrc_fuzz.out, its exit status returned (124 when it was killed).
 # The kernel log is watched meanwhile: after an oops the program may hang
 # on a lock the dead task held, so a splat ends the wait at once, with
 # the last executions of every thread and the files saved first (the
 # kernel still runs; a panic leaves only the seed, printed before).
+# Its progress lines go to the console as they come.
 fuzz_watch() {
 	local pid end d
+	SHOWN=0
 	d=$(mktemp -d /tmp/fuzz_watch.XXXXXX) || return 1
 	# The options are words, split on purpose.
 	# shellcheck disable=SC2046
@@ -180,6 +198,7 @@ fuzz_watch() {
 			rm -rf "$d"
 			return 124
 		fi
+		fuzz_progress
 		sleep 1
 	done
 	wait $pid
@@ -201,6 +220,11 @@ fuzz_run() {
 	local status sum ret=0
 	rm -rf "$MRC_ROOT$CDIR"
 	fuzz_sections
+	if [ "${FUZZ_CARRY:-}" = 1 ] && [ -d "$OUT/corpus" ]; then
+		cp -r "$OUT/corpus" "$MRC_ROOT$CDIR/" ||
+			{ t_fail "$T: the earlier legs' corpus" "cannot copy $OUT/corpus"; return 1; }
+		echo "# $T: a leg: $(ls "$MRC_ROOT$CDIR/corpus" | wc -l) inputs of the earlier legs"
+	fi
 	NL_BEFORE=$(fuzz_ibdevs)
 	# On the console first: a kernel that dies mid-run still says what ran.
 	echo "# $T: running mrc_fuzz $(fuzz_args)"

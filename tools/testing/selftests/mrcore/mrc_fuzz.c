@@ -155,6 +155,7 @@
 #define FZ_PCSET_BITS	21		/* the set of PCs: 2^21 slots, 16 MiB */
 #define FZ_MAX_ERRNO	134
 #define FZ_CANARY_EVERY	64	/* execs between device checks of the canary */
+#define FZ_PROGRESS_S	600	/* seconds between the progress lines */
 
 #define FZ_KCOV_PATH	"/sys/kernel/debug/kcov"
 #define FZ_RING_MAGIC	"mrcfuzz1"
@@ -456,6 +457,7 @@ static struct fz_opts opt = {
 static struct {
 	struct fz_thread *threads;
 	unsigned int nthreads;
+	uint64_t start_ns;
 	uint64_t deadline_ns;
 	uint64_t claimed;	/* execs claimed, against -n */
 	uint64_t done;		/* execs finished */
@@ -6060,6 +6062,31 @@ out:
 static int fz_workers_done;
 
 /*
+ * Every FZ_PROGRESS_S seconds, a line of how far the run is (the rate
+ * overall, and "now": over the last FZ_PROGRESS_S seconds): a long run
+ * stopped from outside still says how many execs it made, and a rate
+ * that falls as the run goes on shows.
+ */
+static void fz_progress(uint64_t *last_ns, uint64_t *last_done)
+{
+	uint64_t now = fz_now_ns(), done, pcs, kept;
+	double all, lap;
+
+	if (now - *last_ns < FZ_PROGRESS_S * 1000000000ULL)
+		return;
+	done = __atomic_load_n(&g.done, __ATOMIC_RELAXED);
+	pcs = __atomic_load_n(&g.npcs, __ATOMIC_RELAXED);
+	kept = __atomic_load_n(&g.ncorpus, __ATOMIC_RELAXED);
+	all = (now - g.start_ns) / 1e9;
+	lap = (now - *last_ns) / 1e9;
+	fz_log("fuzz: progress %.0f s: execs %llu, %.1f/s, now %.1f/s, PCs %llu, kept %llu\n",
+	       all, (unsigned long long)done, done / all, (done - *last_done) / lap,
+	       (unsigned long long)pcs, (unsigned long long)kept);
+	*last_ns = now;
+	*last_done = done;
+}
+
+/*
  * Every exec gets opt.watchdog seconds. One that takes longer is stuck
  * (the kernel waits for ever, or longer than any of its own bounds):
  * print it and its reproducer, and abort.
@@ -6067,11 +6094,14 @@ static int fz_workers_done;
 static void *fz_watchdog(void *arg)
 {
 	const uint64_t limit = opt.watchdog * 1000000000ULL;
+	uint64_t last_ns = g.start_ns, last_done = 0;
 	char line[256];
 	unsigned int i;
 
 	while (!__atomic_load_n(&fz_workers_done, __ATOMIC_ACQUIRE)) {
 		sleep(1);
+		if (!opt.replay)
+			fz_progress(&last_ns, &last_done);
 		for (i = 0; i < g.nthreads; i++) {
 			struct fz_thread *t = &g.threads[i];
 			struct fz_rec *rec = __atomic_load_n(&t->cur, __ATOMIC_ACQUIRE);
@@ -6549,6 +6579,7 @@ int main(int argc, char **argv)
 		}
 	}
 	start = fz_now_ns();
+	g.start_ns = start;
 	if (opt.seconds)
 		g.deadline_ns = start + opt.seconds * 1000000000ULL;
 	pthread_create(&wd, NULL, fz_watchdog, NULL);
