@@ -874,9 +874,9 @@ void vhca_engine_doorbell(struct vhca_qp *qp)
 
 /*
  * Off by default, by the numbers (Documentation/mrcore/datapath.rst, "The
- * execution model"): NVMe-oF's WQEs are mostly REG_MR and Send with
- * Invalidate, which such a run leaves to the worker, and the split cost
- * more context switches per I/O than it saved.
+ * execution model"): with every NVMe-oF WQE run in post_send, a lone 4 KiB
+ * read took 42% less time, but under load each I/O cost twice the CPU
+ * time and 4 KiB IOPS fell by about half.
  */
 static unsigned int post_bytes;
 module_param(post_bytes, uint, 0644);
