@@ -182,18 +182,23 @@ static void vhca_sq_complete(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
 
 /* --- the requester --- */
 
-/* Where @qp's WQE goes: the connected peer for RC, the AH's for UD. */
+/*
+ * Where @qp's WQE goes: the connected peer for RC, the AH's for UD; and
+ * for RC the GID it comes from (@sgid), which the peer checks.
+ */
 static void vhca_wqe_dest(struct vhca_qp *qp, struct vhca_send_wqe *wqe,
-			  union ib_gid *dgid, u32 *dqpn)
+			  union ib_gid *sgid, union ib_gid *dgid, u32 *dqpn)
 {
 	unsigned long flags;
 
 	if (qp->ibqp.qp_type == IB_QPT_RC) {
 		spin_lock_irqsave(&qp->state_lock, flags);
+		*sgid = qp->sgid;
 		*dgid = qp->attr.ah_attr.grh.dgid;
 		*dqpn = qp->attr.dest_qp_num;
 		spin_unlock_irqrestore(&qp->state_lock, flags);
 	} else {
+		memset(sgid, 0, sizeof(*sgid));
 		*dgid = wqe->ud.dgid;
 		*dqpn = wqe->ud.remote_qpn;
 	}
@@ -372,7 +377,7 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 	enum vhca_verdict v;
 	struct vhca_cursor sgl;
 	struct vhca_req req;
-	union ib_gid dgid;
+	union ib_gid sgid, dgid;
 	u32 dqpn;
 	u64 len;
 	int err;
@@ -407,8 +412,8 @@ static enum vhca_verdict vhca_exec_wqe(struct vhca_qp *qp,
 		return VHCA_DONE;
 	}
 
-	vhca_wqe_dest(qp, wqe, &dgid, &dqpn);
-	err = vhca_fabric_resolve(qp, &dgid, dqpn, nosleep, &peer);
+	vhca_wqe_dest(qp, wqe, &sgid, &dgid, &dqpn);
+	err = vhca_fabric_resolve(qp, &sgid, &dgid, dqpn, nosleep, &peer);
 	if (err == -EAGAIN)
 		return VHCA_DEFER;
 	if (err) {

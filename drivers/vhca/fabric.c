@@ -92,6 +92,8 @@ void vhca_fabric_release(struct vhca_peer *peer)
 /**
  * vhca_fabric_resolve - find the responder of a message
  * @qp: the requester QP
+ * @sgid: the source GID of an RC message (@qp's AV's), as its GRH carries
+ *	it; unused for UD
  * @dgid: the destination GID (the connected peer's for RC, the AH's for UD)
  * @dqpn: the destination QP number
  * @nosleep: the requester's run may not call back (vhca_engine_post())
@@ -99,7 +101,12 @@ void vhca_fabric_release(struct vhca_peer *peer)
  *
  * Routes @dgid to a device (vhca_fabric_route()), looks @dqpn up there and
  * checks the QP would accept the message: it can receive, and for RC it is
- * RC and connected to @qp (a UD message needs a UD or GSI QP). The first
+ * RC and connected to @qp: its destination QP number is @qp's, its
+ * destination GID is @sgid and its own source GID is @dgid, as rxe's
+ * check_addr() compares a packet's addresses with the QP's path. The QP
+ * number alone would let any QP of that number on another port (a user
+ * QP on another vhca device) into the connection. A UD message needs a
+ * UD or GSI QP. The first
  * message to reach an RC responder in RTR dispatches IB_EVENT_COMM_EST.
  * The responder's attributes the engine needs are copied into @peer.
  *
@@ -114,8 +121,9 @@ void vhca_fabric_release(struct vhca_peer *peer)
  * dispatch IB_EVENT_COMM_EST (nothing done: the consumer's handler is
  * not called from inside its own verb).
  */
-int vhca_fabric_resolve(struct vhca_qp *qp, const union ib_gid *dgid,
-			u32 dqpn, bool nosleep, struct vhca_peer *peer)
+int vhca_fabric_resolve(struct vhca_qp *qp, const union ib_gid *sgid,
+			const union ib_gid *dgid, u32 dqpn, bool nosleep,
+			struct vhca_peer *peer)
 {
 	struct vhca_qp *rqp;
 	unsigned long flags;
@@ -136,7 +144,9 @@ int vhca_fabric_resolve(struct vhca_qp *qp, const union ib_gid *dgid,
 	ok = !rqp->stopped && vhca_state_receives(rqp->state);
 	if (qp->ibqp.qp_type == IB_QPT_RC)
 		ok = ok && rqp->ibqp.qp_type == IB_QPT_RC &&
-		     rqp->attr.dest_qp_num == qp->ibqp.qp_num;
+		     rqp->attr.dest_qp_num == qp->ibqp.qp_num &&
+		     !memcmp(&rqp->attr.ah_attr.grh.dgid, sgid, sizeof(*sgid)) &&
+		     !memcmp(&rqp->sgid, dgid, sizeof(*dgid));
 	else
 		ok = ok && rqp->ibqp.qp_type != IB_QPT_RC;
 	peer->access = rqp->attr.qp_access_flags;

@@ -552,9 +552,21 @@ static void vhca_qp_apply(struct vhca_qp *qp, const struct ib_qp_attr *attr,
 	if (mask & IB_QP_QKEY)
 		cur->qkey = attr->qkey;
 	if (mask & IB_QP_AV) {
+		const struct ib_gid_attr *sgid = attr->ah_attr.grh.sgid_attr;
+
 		cur->ah_attr = attr->ah_attr;
-		/* ib_core owns the reference; the engine routes by dgid. */
+		/*
+		 * ib_core owns the reference; the engine routes by dgid, and
+		 * the responder checks the source GID, as a GRH carries it
+		 * (vhca_fabric_resolve()). ib_modify_qp() always resolves
+		 * it; only a KUnit case calling in directly may leave it
+		 * out, and that QP then matches no peer.
+		 */
 		cur->ah_attr.grh.sgid_attr = NULL;
+		if (sgid)
+			qp->sgid = sgid->gid;
+		else
+			memset(&qp->sgid, 0, sizeof(qp->sgid));
 	}
 	if (mask & IB_QP_PATH_MTU)
 		cur->path_mtu = attr->path_mtu;

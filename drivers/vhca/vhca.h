@@ -559,9 +559,11 @@ struct vhca_qp {
 	struct vhca_dev *vdev;
 	refcount_t refs;
 	struct completion released;
-	spinlock_t state_lock;	/* state, attr, rx_busy, comm_est */
+	spinlock_t state_lock;	/* state, attr, sgid, rx_busy, comm_est */
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;
+	/* RC: the GID its AV sends from, which its peer must name */
+	union ib_gid sgid;
 	u32 pdn;
 	struct vhca_sq sq;
 	struct vhca_rq rq;

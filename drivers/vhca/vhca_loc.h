@@ -167,8 +167,9 @@ struct vhca_peer {
 	u8 min_rnr_timer;
 };
 
-int vhca_fabric_resolve(struct vhca_qp *qp, const union ib_gid *dgid,
-			u32 dqpn, bool nosleep, struct vhca_peer *peer);
+int vhca_fabric_resolve(struct vhca_qp *qp, const union ib_gid *sgid,
+			const union ib_gid *dgid, u32 dqpn, bool nosleep,
+			struct vhca_peer *peer);
 void vhca_fabric_release(struct vhca_peer *peer);
 
 /* frwr.c: fast registration */

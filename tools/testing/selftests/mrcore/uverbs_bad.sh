@@ -5,7 +5,9 @@
 # every create verb with short responses, nonzero tails and garbage
 # driver input, and writes seeded garbage into the mmapped SQ, RQ, SRQ
 # and CQ rings of a connected RC pair; canaries around and outside its
-# MRs must be unchanged, and a fresh pair must still RDMA WRITE. Each
+# MRs must be unchanged, and a fresh pair must still RDMA WRITE. Then RC
+# pairs over the port's two GIDs (the netdev gets a second address):
+# a SEND arrives only where the responder's path names both ends. Each
 # result becomes one of our lines:
 #
 #   ok N udata.create_cq.nonzero_tail   ->  ok - uverbs_bad DEV: NAME
@@ -62,10 +64,22 @@ if [ "${UBAD_RXE:-0}" = 1 ] &&
 	t_check "uverbs_bad rxe0: rdma link del rxe0" rdma_link_down rxe0 ubadr0
 fi
 
+# second_gid DEV NETDEV ADDR: ADDR/24 on NETDEV too, and its GID on DEV's
+# port (the path cases connect QPs across a port's two GIDs).
+second_gid() {
+	local gid
+	ip addr add "$3/24" dev "$2" || return 1
+	gid=$(gid_of_ipv4 "$3")
+	wait_for $PROGRESS_TMO sh -c "grep -q $gid /sys/class/infiniband/$1/ports/1/gids/*" ||
+		{ echo "no GID $gid on $1"; return 1; }
+}
+
 # --- vhca0, held to the standard ---
 if t_gate "uverbs_bad vhca0: mrcore and vhca load" load_mrcore &&
    t_gate "uverbs_bad vhca0: rdma link add vhca0 netdev ubadv0" \
-	rdma_link_up vhca vhca0 ubadv0 10.79.1.1; then
+	rdma_link_up vhca vhca0 ubadv0 10.79.1.1 &&
+   t_gate "uverbs_bad vhca0: a second address, 10.79.2.1, and its GID" \
+	second_gid vhca0 ubadv0 10.79.2.1; then
 	if t_gate "uverbs_bad vhca0: a uverbs node" \
 		wait_for $PROGRESS_TMO mrc_has_uverbs vhca0; then
 		ubad_run vhca0 "${UBAD_VHCA_CLASSES:-all}" || rc=1
