@@ -36,7 +36,10 @@
 #    random read at QD 1 (psync) for the mean and 99th-percentile
 #    completion latency; context switches and busy CPU time per I/O of the
 #    4 KiB QD 32 1-job run (/proc/stat, read by fio's job right before its
-#    first I/O and after its last). Cells read "round 1 / round 2". Around
+#    first I/O and after its last), with where it ran: tasklet and irq_poll
+#    softirqs and ksoftirqd switch-ins per I/O, each CPU's busy share;
+#    and the 4 KiB QD 32 1-job run once more with fio submitting up to 16
+#    reads a call (--iodepth_batch_submit=16). Cells read "round 1 / round 2". Around
 #    each vhca 4 KiB QD 32 run, the share of the CPUs that was busy and the
 #    share of that the engine's workers took (/proc/stat, vhca's debugfs
 #    "engine"), and the IOPS the same CPU time would give with a free
@@ -423,6 +426,60 @@ nv_counters() {
 	     END {if (ctxt != "") print busy, all, ctxt, eng + 0, inl + 0, wrk + 0}' "$@" 2>/dev/null
 }
 
+# nv_ksoftirqd: the schedstat files of the ksoftirqd threads (their third
+# field counts the times each was switched in).
+nv_ksoftirqd() {
+	local p c
+
+	for p in /proc/[0-9]*; do
+		read -r c 2>/dev/null < "$p/comm" || continue
+		case "$c" in ksoftirqd/*) echo "$p/schedstat" ;; esac
+	done
+}
+
+# nv_where [FILE]: from the output of "head -v" of /proc/stat,
+# /proc/softirqs and the ksoftirqd schedstat files (nv_round's 4 KiB
+# 1-job run reads them with the counters): the TASKLET and IRQ_POLL
+# softirqs so far, the times ksoftirqd was switched in, then each CPU's
+# busy and total ticks (as nv_counters).
+nv_where() {
+	awk '/^==> / {f = $2; next}
+	     f == "/proc/stat" && $1 ~ /^cpu[0-9]+$/ {
+		n = substr($1, 4) + 0
+		b[n] = $2 + $3 + $4 + $7 + $8 + $9; a[n] = b[n] + $5 + $6
+		if (n + 1 > nc) nc = n + 1 }
+	     f == "/proc/softirqs" && $1 == "TASKLET:" {for (i = 2; i <= NF; i++) t += $i}
+	     f == "/proc/softirqs" && $1 == "IRQ_POLL:" {for (i = 2; i <= NF; i++) q += $i}
+	     f ~ /^\/proc\/[0-9]+\/schedstat$/ {k += $3}
+	     END {
+		printf "%d %d %d", t, q, k
+		for (i = 0; i < nc; i++) printf " %d %d", b[i], a[i]
+		print "" }' "$@" 2>/dev/null
+}
+
+# nv_where_line R W0 W1 KIB: where a 4 KiB run of the current column
+# (NV_LABEL) went, from nv_where at its start (W0) and end (W1): tasklet
+# and irq_poll softirqs and ksoftirqd switch-ins per I/O, and how busy
+# each CPU was: work that stays on one CPU shows as one busy CPU.
+nv_where_line() {
+	awk -v r="$1" -v w0="$2" -v w1="$3" -v kib="$4" -v l="$NV_LABEL" 'BEGIN {
+		na = split(w0, a, " "); split(w1, b, " ")
+		ios = kib / 4
+		if (ios <= 0 || na < 5) {
+			print "bench: NVMe-oF round " r ", " l ", 4 KiB QD32 1 job: where it ran not measured"
+			exit
+		}
+		cpus = ""
+		for (i = 4; i + 1 <= na; i += 2) {
+			all = b[i + 1] - a[i + 1]
+			cpus = cpus sprintf(", CPU%d busy %.0f%%", (i - 4) / 2,
+					    all > 0 ? 100 * (b[i] - a[i]) / all : 0)
+		}
+		printf "bench: NVMe-oF round %d, %s, 4 KiB QD32 1 job: per I/O %.2f tasklet and %.2f irq_poll softirqs, ksoftirqd switched in %.2f times%s\n",
+		       r, l, (b[1] - a[1]) / ios, (b[2] - a[2]) / ios, (b[3] - a[3]) / ios, cpus
+	}'
+}
+
 # nv_inline C0 C1: the percentage of the WQEs completed between
 # nv_counters C0 and C1 that their posters ran; nothing without any.
 nv_inline() {
@@ -496,7 +553,7 @@ nv_share() {
 # the 4-job run's four jobs would each run those commands, so on vhca its
 # engine's share (nv_share) comes from counters read around the run.
 nv_round() {
-	local t=$1 r=$2 blk j c0 c1 src pio vhca=
+	local t=$1 r=$2 blk j c0 c1 src where pio vhca=
 
 	blk=$(nv_get "$t" 0 blk)
 	[ -n "$blk" ] || return 0
@@ -508,11 +565,15 @@ nv_round() {
 	nv_use "$t"
 	nv_post "$t"
 	src=$(nv_sources | tr '\n' ' ')
+	where="/proc/softirqs $(nv_ksoftirqd | tr '\n' ' ')"
 	if nv_fio "$t" "$r" "4 KiB QD32 1 job" "$blk" libaio randread 4k 32 1 \
-		  --exec_prerun="cat $src" --exec_postrun="cat $src"; then
+		  --exec_prerun="head -v -n 1000 $src $where" \
+		  --exec_postrun="head -v -n 1000 $src $where"; then
 		c0=$(nv_counters /tmp/nv.prerun.txt)
 		c1=$(nv_counters /tmp/nv.postrun.txt)
 		nv_set "$t" "$r" iops1 "$(nv_val iops)"
+		nv_where_line "$r" "$(nv_where /tmp/nv.prerun.txt)" \
+			"$(nv_where /tmp/nv.postrun.txt)" "$(nv_val kib)"
 		pio=$(nv_perio "$c0" "$c1" "$(nv_val kib)")
 		nv_set "$t" "$r" ctx "${pio% *}"
 		nv_set "$t" "$r" cpu "${pio#* }"
@@ -521,6 +582,11 @@ nv_round() {
 			nv_set "$t" "$r" inl "$(nv_inline "$c0" "$c1")"
 		fi
 	fi
+	# The same, fio handing the kernel up to 16 reads per io_submit()
+	# (its default is one): whether the column waits for its submitter.
+	nv_fio "$t" "$r" "4 KiB QD32 1 job, batches of 16" "$blk" libaio randread 4k 32 1 \
+		--iodepth_batch_submit=16 --iodepth_batch_complete_min=1 &&
+		nv_set "$t" "$r" iopsb "$(nv_val iops)"
 	# shellcheck disable=SC2086
 	c0=$(nv_counters $src)
 	if nv_fio "$t" "$r" "4 KiB QD32 4 jobs" "$blk" libaio randread 4k 32 4; then
@@ -644,6 +710,7 @@ nvmeof_part() {
 		"bare brd" NVMe/TCP vhca0 "vhca0, post_send" rxe0
 	echo "|----------------------------------------------|------------------:|------------------:|------------------:|------------------:|------------------:|"
 	nv_trow "4 KiB randread QD32, 1 job (IOPS)" iops1
+	nv_trow "4 KiB randread QD32, 1 job, 16/submit (IOPS)" iopsb
 	nv_trow "4 KiB randread QD32, 4 jobs (IOPS)" iops4
 	nv_trow "128 KiB read QD16, 1 job (MiB/s)" mib1
 	nv_trow "128 KiB read QD16, 4 jobs (MiB/s)" mib4
