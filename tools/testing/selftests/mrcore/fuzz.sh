@@ -24,7 +24,8 @@
 #                 FUZZ_OUT/corpus, are where this one starts
 #   FUZZ_OUT      where the run's files are copied at the end (default
 #                 /tmp/mrc_fuzz): ring (mrc_fuzz -L), subst.* (for the
-#                 replays), repro.* (the reproducers of failures), corpus/
+#                 replays), repro.* (the reproducers of failures), summary
+#                 (the program's last line, when it passed), corpus/
 #                 (the inputs that reached new code, with KCOV), pcs
 #                 (every kernel PC reached, hex, for the coverage report)
 #                 and, after a splat, dmesg (the whole kernel log: the
@@ -233,6 +234,9 @@ fuzz_run() {
 	sed 's/^/# /' /tmp/mrc_fuzz.out
 	sum=$(grep '^fuzz: execs ' /tmp/mrc_fuzz.out | tail -1)
 	if [ "$status" = 0 ] && [ -n "$sum" ]; then
+		# Also a file, for scripts/fuzz.sh's ledger: the console line
+		# may have a kernel message cut into it.
+		echo "$sum" > "$MRC_ROOT$CDIR/summary"
 		t_ok "$T: mrc_fuzz seed $SEED: ${sum#fuzz: }"
 	else
 		t_fail "$T: mrc_fuzz seed $SEED" "exit status $status: $(tail -1 /tmp/mrc_fuzz.out)"
