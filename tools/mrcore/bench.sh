@@ -39,7 +39,7 @@
 #    first I/O and after its last), with where it ran: tasklet and irq_poll
 #    softirqs and ksoftirqd switch-ins per I/O, each CPU's busy share;
 #    and the 4 KiB QD 32 1-job run once more with fio submitting up to 16
-#    reads a call (--iodepth_batch_submit=16). Cells read "round 1 / round 2". Around
+#    reads a call (--iodepth_batch_submit=16, --iodepth_batch_complete_min=16). Cells read "round 1 / round 2". Around
 #    each vhca 4 KiB QD 32 run, the share of the CPUs that was busy and the
 #    share of that the engine's workers took (/proc/stat, vhca's debugfs
 #    "engine"), and the IOPS the same CPU time would give with a free
@@ -452,8 +452,8 @@ nv_where() {
 	     f == "/proc/softirqs" && $1 == "IRQ_POLL:" {for (i = 2; i <= NF; i++) q += $i}
 	     f ~ /^\/proc\/[0-9]+\/schedstat$/ {k += $3}
 	     END {
-		printf "%d %d %d", t, q, k
-		for (i = 0; i < nc; i++) printf " %d %d", b[i], a[i]
+		printf "%.0f %.0f %.0f", t, q, k
+		for (i = 0; i < nc; i++) printf " %.0f %.0f", b[i], a[i]
 		print "" }' "$@" 2>/dev/null
 }
 
@@ -582,10 +582,12 @@ nv_round() {
 			nv_set "$t" "$r" inl "$(nv_inline "$c0" "$c1")"
 		fi
 	fi
-	# The same, fio handing the kernel up to 16 reads per io_submit()
-	# (its default is one): whether the column waits for its submitter.
+	# The same, fio handing the kernel 16 reads per io_submit() and
+	# reaping 16 before it refills (its default is one at a time;
+	# without the second option it refills one by one again): whether
+	# the column waits for its submitter.
 	nv_fio "$t" "$r" "4 KiB QD32 1 job, batches of 16" "$blk" libaio randread 4k 32 1 \
-		--iodepth_batch_submit=16 --iodepth_batch_complete_min=1 &&
+		--iodepth_batch_submit=16 --iodepth_batch_complete_min=16 &&
 		nv_set "$t" "$r" iopsb "$(nv_val iops)"
 	# shellcheck disable=SC2086
 	c0=$(nv_counters $src)
