@@ -1393,7 +1393,8 @@ FIXTURE(path) {
 };
 
 /*
- * The port's IPv4-mapped RoCE v2 GIDs, up to two: how many found.
+ * The port's IPv4-mapped RoCE v2 GIDs, up to two: how many found, or
+ * ibv_query_gid_table()'s negative errno.
  * (struct _test_data_path is what FIXTURE_DATA(path) names, spelled out
  * so checkpatch reads it as a type.)
  */
@@ -1405,6 +1406,8 @@ static int path_gids(struct _test_data_path *self)
 	int found = 0;
 
 	n = ibv_query_gid_table(self->d.ctx, ents, 32, 0);
+	if (n < 0)
+		return n;
 	for (i = 0; i < n && found < 2; i++) {
 		if (ents[i].port_num != PORT ||
 		    ents[i].gid_type != IBV_GID_TYPE_ROCE_V2 ||
@@ -1425,7 +1428,9 @@ FIXTURE_SETUP(path)
 	if (ret)
 		SKIP(return, "no device %s (%s): the runner creates it",
 		     getenv("MRC_UDEV") ?: "vhca0", strerror(-ret));
-	if (path_gids(self) < 2)
+	ret = path_gids(self);
+	ASSERT_LE(0, ret) TH_LOG("ibv_query_gid_table: %s", strerror(-ret));
+	if (ret < 2)
 		SKIP(return, "fewer than two IPv4 GIDs on port 1: the runner adds an address");
 	self->pd = ibv_alloc_pd(self->d.ctx);
 	ASSERT_NE(NULL, self->pd);

@@ -68,7 +68,7 @@ fi
 # port (the path cases connect QPs across a port's two GIDs).
 second_gid() {
 	local gid
-	ip addr add "$3/24" dev "$2" || return 1
+	ip addr replace "$3/24" dev "$2" || return 1
 	gid=$(gid_of_ipv4 "$3")
 	wait_for $PROGRESS_TMO sh -c "grep -q $gid /sys/class/infiniband/$1/ports/1/gids/*" ||
 		{ echo "no GID $gid on $1"; return 1; }
