@@ -49,6 +49,8 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
+#include "user_util.h"
+
 #define PAGE		4096UL
 #define DEADLINE_S	60
 #define PORT		1
@@ -1456,49 +1458,6 @@ FIXTURE_TEARDOWN(path)
 }
 
 /*
- * @qp through INIT and RTR to RTS, towards QP @dest at GID @dst, sending
- * from GID index @src; one retry of 4 ms or so: 0 or an errno value.
- */
-static int path_rts(struct ibv_qp *qp, uint32_t dest, int src,
-		    const union ibv_gid *dst)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = PORT,
-		.qp_access_flags = ACC_LW,
-	};
-	int ret;
-
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *dst;
-	a.ah_attr.grh.sgid_index = src;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = PORT;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 10;
-	a.retry_cnt = 1;
-	a.rnr_retry = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-/*
  * QP a sends from GID a_src to QP b at GID a_dst; b's path sends from
  * b_src to a at b_dst (indices into the fixture's two GIDs). A SEND
  * from a into b's receive: the status of a's completion, b's receive
@@ -1540,10 +1499,10 @@ static void path_send(struct __test_metadata *_metadata,
 	ASSERT_NE(NULL, a);
 	b = ibv_create_qp(self->pd, &ia);
 	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, path_rts(b, a->qp_num, self->gid_index[b_src],
-			      &self->gid[b_dst]));
-	ASSERT_EQ(0, path_rts(a, b->qp_num, self->gid_index[a_src],
-			      &self->gid[a_dst]));
+	ASSERT_EQ(0, uu_qp_to_rts(b, ACC_LW, a->qp_num, self->gid_index[b_src],
+				  &self->gid[b_dst]));
+	ASSERT_EQ(0, uu_qp_to_rts(a, ACC_LW, b->qp_num, self->gid_index[a_src],
+				  &self->gid[a_dst]));
 	ASSERT_EQ(0, ibv_post_recv(b, &rwr, &rbad));
 	ASSERT_EQ(0, ibv_post_send(a, &wr, &bad));
 	/* a's completion, and b's receive when it is to come. */
