@@ -68,32 +68,46 @@ static inline struct ibv_context *uu_open_device(const char *name)
 }
 
 /*
- * The IPv4-mapped RoCE v2 GID of port UU_PORT (::ffff:a.b.c.d, the GID
- * of the netdev's IPv4 address), which a loopback QP addresses: its index,
- * the GID in @gid; -ENOENT when the port has none, or
- * ibv_query_gid_table()'s negative errno.
+ * The IPv4-mapped RoCE v2 GIDs of port UU_PORT (::ffff:a.b.c.d, one per
+ * IPv4 address of the netdev), the first @max of them in the GID table's
+ * order: each GID in @gid[i] and its index in @index[i]; how many were
+ * found, or ibv_query_gid_table()'s negative errno.
  */
-static inline int uu_roce_gid(struct ibv_context *ctx, union ibv_gid *gid)
+static inline int uu_roce_gids(struct ibv_context *ctx, union ibv_gid *gid,
+			       int *index, int max)
 {
 	static const uint8_t v4_mapped[12] = {
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
 	};
 	struct ibv_gid_entry ents[32];
+	int found = 0;
 	ssize_t n;
 	int i;
 
 	n = ibv_query_gid_table(ctx, ents, 32, 0);
 	if (n < 0)
 		return n;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && found < max; i++) {
 		if (ents[i].port_num == UU_PORT &&
 		    ents[i].gid_type == IBV_GID_TYPE_ROCE_V2 &&
 		    !memcmp(ents[i].gid.raw, v4_mapped, sizeof(v4_mapped))) {
-			*gid = ents[i].gid;
-			return ents[i].gid_index;
+			gid[found] = ents[i].gid;
+			index[found++] = ents[i].gid_index;
 		}
 	}
-	return -ENOENT;
+	return found;
+}
+
+/*
+ * The first of them (uu_roce_gids()), which a loopback QP addresses: its
+ * index, the GID in @gid; -ENOENT when the port has none, or
+ * ibv_query_gid_table()'s negative errno.
+ */
+static inline int uu_roce_gid(struct ibv_context *ctx, union ibv_gid *gid)
+{
+	int index, n = uu_roce_gids(ctx, gid, &index, 1);
+
+	return n < 0 ? n : n ? index : -ENOENT;
 }
 
 /*

@@ -1394,33 +1394,6 @@ FIXTURE(path) {
 	bool ready;	/* set up: 6.1's harness runs a body after a SKIP */
 };
 
-/*
- * The port's IPv4-mapped RoCE v2 GIDs, up to two: how many found, or
- * ibv_query_gid_table()'s negative errno.
- * (struct _test_data_path is what FIXTURE_DATA(path) names, spelled out
- * so checkpatch reads it as a type.)
- */
-static int path_gids(struct _test_data_path *self)
-{
-	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
-	struct ibv_gid_entry ents[32];
-	ssize_t n, i;
-	int found = 0;
-
-	n = ibv_query_gid_table(self->d.ctx, ents, 32, 0);
-	if (n < 0)
-		return n;
-	for (i = 0; i < n && found < 2; i++) {
-		if (ents[i].port_num != PORT ||
-		    ents[i].gid_type != IBV_GID_TYPE_ROCE_V2 ||
-		    memcmp(ents[i].gid.raw, v4, sizeof(v4)))
-			continue;
-		self->gid[found] = ents[i].gid;
-		self->gid_index[found++] = ents[i].gid_index;
-	}
-	return found;
-}
-
 FIXTURE_SETUP(path)
 {
 	int ret = udev_open(&self->d);
@@ -1430,7 +1403,7 @@ FIXTURE_SETUP(path)
 	if (ret)
 		SKIP(return, "no device %s (%s): the runner creates it",
 		     getenv("MRC_UDEV") ?: "vhca0", strerror(-ret));
-	ret = path_gids(self);
+	ret = uu_roce_gids(self->d.ctx, self->gid, self->gid_index, 2);
 	ASSERT_LE(0, ret) TH_LOG("ibv_query_gid_table: %s", strerror(-ret));
 	if (ret < 2)
 		SKIP(return, "fewer than two IPv4 GIDs on port 1: the runner adds an address");
@@ -1461,7 +1434,9 @@ FIXTURE_TEARDOWN(path)
  * QP a sends from GID a_src to QP b at GID a_dst; b's path sends from
  * b_src to a at b_dst (indices into the fixture's two GIDs). A SEND
  * from a into b's receive: the status of a's completion, b's receive
- * buffer checked to hold the message exactly when it succeeded.
+ * buffer checked to hold the message exactly when it succeeded. (struct
+ * _test_data_path is what FIXTURE_DATA(path) names, spelled out so
+ * checkpatch reads it as a type.)
  */
 static void path_send(struct __test_metadata *_metadata,
 		      struct _test_data_path *self, int a_src, int a_dst,
