@@ -317,7 +317,8 @@ static void vhca_cq_run_handler(struct vhca_cq *cq)
 		/*
 		 * As from an interrupt: a handler that raises a softirq
 		 * (IB_POLL_SOFTIRQ's irq_poll) has it run at the enable,
-		 * not later from ksoftirqd.
+		 * not later from ksoftirqd. Not so from the tasklet,
+		 * already in a softirq: the enable does not run it there.
 		 */
 		local_bh_disable();
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);

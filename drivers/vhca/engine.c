@@ -909,7 +909,10 @@ MODULE_PARM_DESC(post_bytes,
  * IB_EVENT_QP_LAST_WQE_REACHED. Completion
  * handlers and CQ events are left to each CQ's tasklet (cq.c), which
  * runs when the run turns bottom halves back on, on this CPU, as after
- * an interrupt, without a wake-up of ksoftirqd. A post from a handler
+ * an interrupt. A softirq a handler raises from the tasklet (irq_poll)
+ * waits for the next pass, and when a task woken meanwhile wants the CPU
+ * that pass is ksoftirqd's: about one switch to it per NVMe-oF I/O
+ * (Documentation/mrcore/datapath.rst). A post from a handler
  * called by a worker's or a doorbell's run may run here, nested in it
  * between two WQEs; one from this run's tasklets (softirq) goes to the
  * worker.
