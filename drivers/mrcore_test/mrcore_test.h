@@ -113,6 +113,15 @@ extern const struct mrct_ext mrct_dmabuf_ext;
 #define MRCT_RECV_WRID		BIT_ULL(63)
 
 /*
+ * Rounds of a benchmark loop (polls of its CQ, copies) between two reads
+ * of the clock. The VM's clocksource is the HPET, whose every read is an
+ * emulated device access: read_hpet was 23% of a perf -a profile of the
+ * FRWR benchmark, and 21% of dp_bench's, when the loops read it at each
+ * round. A set time is overrun by at most one batch.
+ */
+#define MRCT_BENCH_CLOCK_POLLS	64
+
+/*
  * By file. The ioctl handlers (int mrct_foo(ctx, uarg), named after their
  * MRCT_* command) take the context's lock themselves; the other calls
  * are made under it unless they say otherwise.

@@ -28,13 +28,6 @@
 
 #include "mrcore_test.h"
 
-/*
- * Polls of the benchmark's CQ between two reads of the clock. The VM's
- * clocksource is the HPET, whose every read is an emulated device access
- * (read_hpet was 23% of a perf -a profile of the benchmark when the loop
- * read it at each poll). The set time is overrun by at most one batch.
- */
-#define MRCT_FRWR_CLOCK_POLLS	64
 /* WRs of one benchmark cycle: REG_MR and LOCAL_INV. */
 #define MRCT_FRWR_CYCLE_WRS		2
 
@@ -354,8 +347,8 @@ static int mrct_frwr_bench_loop(struct mrct_ctx *ctx, struct mrct_pair *pair,
 
 	start = ktime_get_ns();
 	for (;;) {
-		/* The clock once a batch of polls: see MRCT_FRWR_CLOCK_POLLS. */
-		if (posting && !(++polls % MRCT_FRWR_CLOCK_POLLS) &&
+		/* The clock once a batch of polls: see MRCT_BENCH_CLOCK_POLLS. */
+		if (posting && !(++polls % MRCT_BENCH_CLOCK_POLLS) &&
 		    ktime_get_ns() - start >= req->min_ns)
 			posting = false;
 		while (posting && inflight < req->depth) {
