@@ -10,9 +10,10 @@
  * completion handler on two CPUs at once: a poster that finds the handler
  * running leaves the call to the poster running it (in_handler and
  * call_again). It also forbids calling back from inside a verb: a kernel
- * post_send that runs the engine itself (vhca_engine_post()) leaves its
- * callbacks to the CQ's tasklet (deferred), which makes them when the run
- * turns bottom halves back on.
+ * post_send that runs the engine itself (vhca_engine_post()) owes its
+ * callbacks (deferred) and, as its run ends, raises an interrupt on its
+ * CPU (an irq_work) that makes them, as a NIC's completion interrupt
+ * would (vhca_cq_raise_owed()).
  *
  * Overflow: a completion that finds the ring full is lost, the CQ is in
  * error and IB_EVENT_CQ_ERR is dispatched, once. The completions queued
@@ -29,12 +30,41 @@
  * any CQ; poll_cq through the kernel has nothing to do with it.
  */
 #include <linux/interrupt.h>
+#include <linux/irq_work.h>
 #include <linux/slab.h>
 
 #include "engine.h"
 #include "vhca_loc.h"
 
-static void vhca_cq_task(struct tasklet_struct *t);
+static void vhca_cq_owed_irq(struct irq_work *work);
+
+/*
+ * The CQs this CPU's post_send runs owe callbacks, linked by owed_next,
+ * and the interrupt that makes them. A run adds a CQ under its lock,
+ * interrupts off, and raises the interrupt as it ends; the interrupt
+ * takes them off. A work is raised only while its list holds a CQ, and
+ * destroying that CQ waits for it, so none is pending when vhca unloads.
+ * The works are set up by vhca_cq_init_owed(): a module's per-CPU
+ * initializer gets no relocations, so it cannot hold a function pointer.
+ */
+static DEFINE_PER_CPU(struct vhca_cq *, vhca_owed_cqs);
+static DEFINE_PER_CPU(struct irq_work, vhca_owed_work);
+
+/**
+ * vhca_cq_init_owed - set up each CPU's interrupt for owed callbacks
+ *
+ * Context: module init, before any device exists.
+ */
+void vhca_cq_init_owed(void)
+{
+	struct irq_work *work;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		work = per_cpu_ptr(&vhca_owed_work, cpu);
+		*work = IRQ_WORK_INIT_HARD(vhca_cq_owed_irq);
+	}
+}
 
 static u32 vhca_cq_next(const struct vhca_cq *cq, u32 slot)
 {
@@ -87,7 +117,6 @@ int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 
 	spin_lock_init(&cq->lock);
-	tasklet_setup(&cq->task, vhca_cq_task);
 	if (udata) {
 		n = vhca_ucq_ring(&cq->uring, udata, attr->cqe, &resp.mi);
 		if (n < 0)
@@ -123,7 +152,19 @@ int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct vhca_cq *cq = to_vhca_cq(ibcq);
 
-	tasklet_kill(&cq->task);
+	/*
+	 * A run that owed this CQ callbacks may have let its last QP go
+	 * before they were made. The run keeps bottom halves off until it
+	 * has raised its interrupt, an RCU read-side section: after a grace
+	 * period every such interrupt is raised, and then waited for.
+	 */
+	if (READ_ONCE(cq->was_owed)) {
+		int cpu;
+
+		synchronize_rcu();
+		for_each_possible_cpu(cpu)
+			irq_work_sync(per_cpu_ptr(&vhca_owed_work, cpu));
+	}
 	vhca_uring_fini(&cq->uring);
 	kvfree(cq->ring);
 	return 0;
@@ -317,12 +358,16 @@ static void vhca_cq_run_handler(struct vhca_cq *cq)
 		/*
 		 * As from an interrupt: a handler that raises a softirq
 		 * (IB_POLL_SOFTIRQ's irq_poll) has it run at the enable,
-		 * not later from ksoftirqd. Not so from the tasklet,
-		 * already in a softirq: the enable does not run it there.
+		 * not later from ksoftirqd. In the interrupt a post_send's
+		 * run raised (vhca_cq_owed_irq()), it runs as that ends.
 		 */
-		local_bh_disable();
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
-		local_bh_enable();
+		if (in_hardirq()) {
+			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		} else {
+			local_bh_disable();
+			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+			local_bh_enable();
+		}
 
 		spin_lock_irqsave(&cq->lock, flags);
 		again = cq->call_again;
@@ -344,43 +389,78 @@ static void vhca_cq_error_event(struct vhca_cq *cq)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
-/* The callbacks a run that could not make them left (cq->deferred). */
-static void vhca_cq_task(struct tasklet_struct *t)
+static void vhca_cq_make(struct vhca_cq *cq, u8 what)
 {
-	struct vhca_cq *cq = from_tasklet(cq, t, task);
-	unsigned long flags;
-	u8 owed;
-
-	spin_lock_irqsave(&cq->lock, flags);
-	owed = cq->deferred;
-	cq->deferred = 0;
-	spin_unlock_irqrestore(&cq->lock, flags);
-
-	if (owed & VHCA_CQ_DEFER_ERROR)
+	if (what & VHCA_CQ_DEFER_ERROR)
 		vhca_cq_error_event(cq);
-	if (owed & VHCA_CQ_DEFER_HANDLER)
+	if (what & VHCA_CQ_DEFER_HANDLER)
 		vhca_cq_run_handler(cq);
 }
 
 /*
  * Make callbacks @what now, or, in a run that may not call back
- * (vhca_engine_post()), have the CQ's task make them.
+ * (vhca_engine_post()), owe them on this CPU's list, once per CQ: a CQ
+ * owed already, here or on another CPU, gets @what added, and the run
+ * that owes it makes both.
  */
 static void vhca_cq_callback(struct vhca_cq *cq, u8 what)
 {
 	unsigned long flags;
 
-	if (vhca_engine_nosleep()) {
-		spin_lock_irqsave(&cq->lock, flags);
-		cq->deferred |= what;
-		spin_unlock_irqrestore(&cq->lock, flags);
-		tasklet_schedule(&cq->task);
+	if (!vhca_engine_nosleep()) {
+		vhca_cq_make(cq, what);
 		return;
 	}
-	if (what & VHCA_CQ_DEFER_ERROR)
-		vhca_cq_error_event(cq);
-	if (what & VHCA_CQ_DEFER_HANDLER)
-		vhca_cq_run_handler(cq);
+	spin_lock_irqsave(&cq->lock, flags);
+	if (!cq->deferred) {
+		cq->owed_next = __this_cpu_read(vhca_owed_cqs);
+		__this_cpu_write(vhca_owed_cqs, cq);
+	}
+	cq->deferred |= what;
+	cq->was_owed = true;
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
+/*
+ * The interrupt a post_send's run raised as it ended: make the callbacks
+ * it owed, in hard interrupt context as a NIC's completion interrupt
+ * would. A softirq a handler raises (irq_poll) runs as the interrupt
+ * ends, or at the run's enable if it came before that, in one pass with
+ * the rest, not from ksoftirqd.
+ */
+static void vhca_cq_owed_irq(struct irq_work *work)
+{
+	struct vhca_cq *cq;
+	u8 owed;
+
+	while ((cq = __this_cpu_read(vhca_owed_cqs))) {
+		spin_lock(&cq->lock);
+		__this_cpu_write(vhca_owed_cqs, cq->owed_next);
+		owed = cq->deferred;
+		cq->deferred = 0;
+		spin_unlock(&cq->lock);
+		vhca_cq_make(cq, owed);
+	}
+}
+
+/**
+ * vhca_cq_raise_owed - have the callbacks this CPU's run owes made
+ *
+ * Called as a kernel post_send's run ends (vhca_engine_nosleep_end()),
+ * once vhca_engine_nosleep() is false again and before bottom halves come
+ * back on: raises the interrupt that makes them, once for the whole run.
+ *
+ * Context: task context, bottom halves off, in no run.
+ */
+void vhca_cq_raise_owed(void)
+{
+	unsigned long flags;
+
+	/* Against an earlier run's interrupt emptying the list meanwhile. */
+	local_irq_save(flags);
+	if (__this_cpu_read(vhca_owed_cqs))
+		irq_work_queue(this_cpu_ptr(&vhca_owed_work));
+	local_irq_restore(flags);
 }
 
 /* A completion found the ring full: report the CQ in error, once. */
@@ -406,7 +486,7 @@ static void vhca_cq_lost(struct vhca_cq *cq, const struct ib_wc *wc,
  * handler could need through a verb (a QP's queue or state lock), and,
  * per core_locking.rst, must not be inside a verb called by the consumer
  * (post_send, post_recv, modify_qp...) when the handler may fire, but
- * for a kernel post_send's run, whose callbacks the CQ's task makes.
+ * for a kernel post_send's run, which owes its callbacks until it ends.
  *
  * Return: 0, or -ENOSPC if the ring is full: the completion is lost, the
  * CQ is in error and IB_EVENT_CQ_ERR has been dispatched (on the first

@@ -907,15 +907,16 @@ MODULE_PARM_DESC(post_bytes,
  * first message that establishes its responder, vhca_fabric_resolve()).
  * A QP on an SRQ does not run here: its move to ERR dispatches
  * IB_EVENT_QP_LAST_WQE_REACHED. Completion
- * handlers and CQ events are left to each CQ's tasklet (cq.c), which
- * runs when the run turns bottom halves back on, on this CPU, as after
- * an interrupt. A softirq a handler raises from the tasklet (irq_poll)
- * waits for the next pass, and when a task woken meanwhile wants the CPU
- * that pass is ksoftirqd's: about one switch to it per NVMe-oF I/O
- * (Documentation/mrcore/datapath.rst). A post from a handler
- * called by a worker's or a doorbell's run may run here, nested in it
- * between two WQEs; one from this run's tasklets (softirq) goes to the
- * worker.
+ * handlers and CQ events are owed until the run ends, which raises an
+ * interrupt on this CPU (an irq_work) to make them, as a NIC would
+ * (vhca_cq_raise_owed()); a softirq a handler raises (irq_poll) runs as
+ * that interrupt ends or at the run's enable. (Made from a CQ tasklet
+ * instead, the irq_poll a handler raised waited for a second softirq
+ * pass, which was ksoftirqd's whenever a task woken meanwhile wanted the
+ * CPU: about one switch to it per NVMe-oF I/O,
+ * Documentation/mrcore/datapath.rst.) A post from a handler called by a
+ * worker's or a doorbell's run may run here, nested in it between two
+ * WQEs; one from a handler in that interrupt goes to the worker.
  *
  * Context: any; does not sleep.
  */
@@ -965,12 +966,13 @@ void vhca_engine_nosleep_begin(void)
 /**
  * vhca_engine_nosleep_end - leave the run vhca_engine_nosleep_begin() entered
  *
- * Completion handlers the run left to the CQs' tasklets run as bottom
- * halves come back on.
+ * Raises the interrupt that makes the completion handlers and CQ events
+ * the run owed, then turns bottom halves back on.
  */
 void vhca_engine_nosleep_end(void)
 {
 	__this_cpu_write(vhca_in_post, false);
+	vhca_cq_raise_owed();
 	local_bh_enable();
 }
 

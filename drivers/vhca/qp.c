@@ -24,7 +24,8 @@
  *    its SQ (queue.h's ->rq_flush()). Receives posted in ERR kick it again,
  *    so that ib_drain_qp() sees its marker WRs complete. Completion
  *    handlers therefore never run inside post_recv or modify_qp, nor
- *    inside post_send, whose own runs leave them to the CQs' tasklets.
+ *    inside post_send, whose own runs leave them to an interrupt they
+ *    raise as they end (cq.c, vhca_cq_raise_owed()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

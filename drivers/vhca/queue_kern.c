@@ -149,7 +149,7 @@ void vhca_queue_rx_done(struct vhca_qp *rqp)
  * order. Nothing for a QP on an SRQ. Only the engine calls this, from a
  * run of the QP's send queue, so flushes never interleave, and completion
  * handlers never run inside a verb the consumer called (post_recv,
- * modify_qp; a kernel post_send's run leaves them to the CQs' tasklets).
+ * modify_qp; a kernel post_send's run leaves them to an interrupt).
  * Holds no QP lock while completing. Never sleeps.
  */
 void vhca_queue_flush_rq(struct vhca_qp *qp)

@@ -309,9 +309,10 @@ struct vhca_ucontext {
  *	the call to it (the handler never runs twice at once)
  * @call_again: a notification came while @in_handler: the poster running
  *	the handler calls it once more
- * @deferred: VHCA_CQ_DEFER_* callbacks @task owes: a kernel post_send's
- *	run (vhca_engine_post()) may not call the consumer back itself
- * @task: makes those callbacks, in softirq context
+ * @deferred: VHCA_CQ_DEFER_* callbacks a kernel post_send's run owes: it
+ *	may not call the consumer back before it ends (vhca_engine_post())
+ * @was_owed: a run owed callbacks once; destroy waits for runs to end
+ * @owed_next: the next CQ on the owing CPU's list, while @deferred
  */
 struct vhca_cq {
 	struct ib_cq ibcq;
@@ -323,13 +324,14 @@ struct vhca_cq {
 	u32 tail;
 	u8 notify;
 	u8 deferred;
+	bool was_owed;
 	bool overflow;
 	bool in_handler;
 	bool call_again;
-	struct tasklet_struct task;
+	struct vhca_cq *owed_next;
 };
 
-/* Callbacks a CQ's task owes (struct vhca_cq, @deferred). */
+/* Callbacks a run owes a CQ (struct vhca_cq, @deferred). */
 #define VHCA_CQ_DEFER_HANDLER	BIT(0)	/* the handler: @in_handler is set */
 #define VHCA_CQ_DEFER_ERROR	BIT(1)	/* IB_EVENT_CQ_ERR */
 
