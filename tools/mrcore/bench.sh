@@ -438,10 +438,11 @@ nv_ksoftirqd() {
 }
 
 # nv_where [FILE]: from the output of "head -v" of /proc/stat,
-# /proc/softirqs and the ksoftirqd schedstat files (nv_round's 4 KiB
-# 1-job run reads them with the counters): the TASKLET and IRQ_POLL
-# softirqs so far, the times ksoftirqd was switched in, then each CPU's
-# busy and total ticks (as nv_counters).
+# /proc/softirqs, /proc/interrupts and the ksoftirqd schedstat files
+# (nv_round's 4 KiB 1-job run reads them with the counters): the TASKLET
+# and IRQ_POLL softirqs so far, the times ksoftirqd was switched in, the
+# irq_work interrupts (IWI: vhca's post_send runs raise one each to make
+# their callbacks), then each CPU's busy and total ticks (as nv_counters).
 nv_where() {
 	awk '/^==> / {f = $2; next}
 	     f == "/proc/stat" && $1 ~ /^cpu[0-9]+$/ {
@@ -450,33 +451,37 @@ nv_where() {
 		if (n + 1 > nc) nc = n + 1 }
 	     f == "/proc/softirqs" && $1 == "TASKLET:" {for (i = 2; i <= NF; i++) t += $i}
 	     f == "/proc/softirqs" && $1 == "IRQ_POLL:" {for (i = 2; i <= NF; i++) q += $i}
+	     f == "/proc/interrupts" && $1 == "IWI:" {
+		for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) w += $i }
 	     f ~ /^\/proc\/[0-9]+\/schedstat$/ {k += $3}
 	     END {
-		printf "%.0f %.0f %.0f", t, q, k
+		printf "%.0f %.0f %.0f %.0f", t, q, k, w
 		for (i = 0; i < nc; i++) printf " %.0f %.0f", b[i], a[i]
 		print "" }' "$@" 2>/dev/null
 }
 
 # nv_where_line R W0 W1 KIB: where a 4 KiB run of the current column
 # (NV_LABEL) went, from nv_where at its start (W0) and end (W1): tasklet
-# and irq_poll softirqs and ksoftirqd switch-ins per I/O, and how busy
-# each CPU was: work that stays on one CPU shows as one busy CPU.
+# and irq_poll softirqs, ksoftirqd switch-ins and irq_work interrupts per
+# I/O, and how busy each CPU was: work that stays on one CPU shows as one
+# busy CPU.
 nv_where_line() {
 	awk -v r="$1" -v w0="$2" -v w1="$3" -v kib="$4" -v l="$NV_LABEL" 'BEGIN {
 		na = split(w0, a, " "); split(w1, b, " ")
 		ios = kib / 4
-		if (ios <= 0 || na < 5) {
+		if (ios <= 0 || na < 6) {
 			print "bench: NVMe-oF round " r ", " l ", 4 KiB QD32 1 job: where it ran not measured"
 			exit
 		}
 		cpus = ""
-		for (i = 4; i + 1 <= na; i += 2) {
+		for (i = 5; i + 1 <= na; i += 2) {
 			all = b[i + 1] - a[i + 1]
-			cpus = cpus sprintf(", CPU%d busy %.0f%%", (i - 4) / 2,
+			cpus = cpus sprintf(", CPU%d busy %.0f%%", (i - 5) / 2,
 					    all > 0 ? 100 * (b[i] - a[i]) / all : 0)
 		}
-		printf "bench: NVMe-oF round %d, %s, 4 KiB QD32 1 job: per I/O %.2f tasklet and %.2f irq_poll softirqs, ksoftirqd switched in %.2f times%s\n",
-		       r, l, (b[1] - a[1]) / ios, (b[2] - a[2]) / ios, (b[3] - a[3]) / ios, cpus
+		printf "bench: NVMe-oF round %d, %s, 4 KiB QD32 1 job: per I/O %.2f tasklet and %.2f irq_poll softirqs, ksoftirqd switched in %.2f times, %.2f irq_work interrupts%s\n",
+		       r, l, (b[1] - a[1]) / ios, (b[2] - a[2]) / ios, (b[3] - a[3]) / ios,
+		       (b[4] - a[4]) / ios, cpus
 	}'
 }
 
@@ -565,7 +570,7 @@ nv_round() {
 	nv_use "$t"
 	nv_post "$t"
 	src=$(nv_sources | tr '\n' ' ')
-	where="/proc/softirqs $(nv_ksoftirqd | tr '\n' ' ')"
+	where="/proc/softirqs /proc/interrupts $(nv_ksoftirqd | tr '\n' ' ')"
 	if nv_fio "$t" "$r" "4 KiB QD32 1 job" "$blk" libaio randread 4k 32 1 \
 		  --exec_prerun="head -v -n 1000 $src $where" \
 		  --exec_postrun="head -v -n 1000 $src $where"; then
