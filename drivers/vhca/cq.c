@@ -44,27 +44,12 @@ static void vhca_cq_owed_irq(struct irq_work *work);
  * interrupts off, and raises the interrupt as it ends; the interrupt
  * takes them off. A work is raised only while its list holds a CQ, and
  * destroying that CQ waits for it, so none is pending when vhca unloads.
- * The works are set up by vhca_cq_init_owed(): a module's per-CPU
- * initializer gets no relocations, so it cannot hold a function pointer.
+ * A work is set up by the first run that raises it: a module's per-CPU
+ * initializer gets no relocations, so it cannot hold a function pointer,
+ * and KUnit runs vhca's suites before its module init.
  */
 static DEFINE_PER_CPU(struct vhca_cq *, vhca_owed_cqs);
 static DEFINE_PER_CPU(struct irq_work, vhca_owed_work);
-
-/**
- * vhca_cq_init_owed - set up each CPU's interrupt for owed callbacks
- *
- * Context: module init, before any device exists.
- */
-void vhca_cq_init_owed(void)
-{
-	struct irq_work *work;
-	int cpu;
-
-	for_each_possible_cpu(cpu) {
-		work = per_cpu_ptr(&vhca_owed_work, cpu);
-		*work = IRQ_WORK_INIT_HARD(vhca_cq_owed_irq);
-	}
-}
 
 static u32 vhca_cq_next(const struct vhca_cq *cq, u32 slot)
 {
@@ -454,12 +439,17 @@ static void vhca_cq_owed_irq(struct irq_work *work)
  */
 void vhca_cq_raise_owed(void)
 {
+	struct irq_work *work;
 	unsigned long flags;
 
 	/* Against an earlier run's interrupt emptying the list meanwhile. */
 	local_irq_save(flags);
-	if (__this_cpu_read(vhca_owed_cqs))
-		irq_work_queue(this_cpu_ptr(&vhca_owed_work));
+	if (__this_cpu_read(vhca_owed_cqs)) {
+		work = this_cpu_ptr(&vhca_owed_work);
+		if (unlikely(!work->func))
+			*work = IRQ_WORK_INIT_HARD(vhca_cq_owed_irq);
+		irq_work_queue(work);
+	}
 	local_irq_restore(flags);
 }
 

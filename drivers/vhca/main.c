@@ -377,7 +377,6 @@ static int __init vhca_init(void)
 	if (err)
 		return err;
 
-	vhca_cq_init_owed();
 	vhca_debugfs_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
 
 	err = register_netdevice_notifier(&vhca_netdev_notifier);

@@ -59,7 +59,6 @@ int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
  */
 int vhca_cq_post(struct vhca_cq *cq, const struct ib_wc *wc, bool solicited);
 void vhca_cq_raise_owed(void);
-void vhca_cq_init_owed(void);
 
 /* debugfs.c */
 void vhca_debugfs_init(struct vhca_dev *vdev, struct dentry *root);
