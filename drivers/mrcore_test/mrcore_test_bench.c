@@ -202,6 +202,9 @@ static int mrct_bench_write_locked(struct mrct_ctx *ctx,
 				req->status = w->wc[i].status;
 			posting = false;
 		}
+		/* Stop the clock at the reap of the last completion. */
+		if (!inflight && !posting)
+			break;
 		if (n) {
 			progress = jiffies;
 		} else {
@@ -211,7 +214,6 @@ static int mrct_bench_write_locked(struct mrct_ctx *ctx,
 		}
 		cond_resched();
 	}
-	/* The last completion was reaped by the poll before. */
 	req->elapsed_ns = ktime_get_ns() - start;
 	return 0;
 

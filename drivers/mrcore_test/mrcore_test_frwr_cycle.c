@@ -370,6 +370,9 @@ static int mrct_frwr_bench_loop(struct mrct_ctx *ctx, struct mrct_pair *pair,
 			goto out_wedged;
 		}
 		inflight -= mrct_frwr_bench_reap(w, pair, first_id, n, &posting);
+		/* Stop the clock at the reap of the last completion. */
+		if (!inflight && !posting)
+			break;
 		if (n) {
 			progress = jiffies;
 		} else {
@@ -379,7 +382,6 @@ static int mrct_frwr_bench_loop(struct mrct_ctx *ctx, struct mrct_pair *pair,
 		}
 		cond_resched();
 	}
-	/* The last completion was reaped by the poll before. */
 	req->elapsed_ns = ktime_get_ns() - start;
 	return 0;
 

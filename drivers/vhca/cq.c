@@ -43,7 +43,8 @@ static void vhca_cq_owed_irq(struct irq_work *work);
  * and the interrupt that makes them. A run adds a CQ under its lock,
  * interrupts off, and raises the interrupt as it ends; the interrupt
  * takes them off. A work is raised only while its list holds a CQ, and
- * destroying that CQ waits for it, so none is pending when vhca unloads.
+ * destroying that CQ's QPs waits for it (vhca_cq_sync_owed()), so none is
+ * pending when vhca unloads.
  * A work is set up by the first run that raises it: a module's per-CPU
  * initializer gets no relocations, so it cannot hold a function pointer,
  * and KUnit runs vhca's suites before its module init.
@@ -129,7 +130,8 @@ int vhca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
  * @ibcq: the CQ; ib_core guarantees that no QP or SRQ uses it any more
  * @udata: unused
  *
- * Callbacks still owed are made before it returns.
+ * No callback is owed it any more: destroying its QPs waited until the
+ * runs that owed it some had them made (vhca_cq_sync_owed()).
  *
  * Return: 0.
  */
@@ -137,19 +139,7 @@ int vhca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct vhca_cq *cq = to_vhca_cq(ibcq);
 
-	/*
-	 * A run that owed this CQ callbacks may have let its last QP go
-	 * before they were made. The run keeps bottom halves off until it
-	 * has raised its interrupt, an RCU read-side section: after a grace
-	 * period every such interrupt is raised, and then waited for.
-	 */
-	if (READ_ONCE(cq->was_owed)) {
-		int cpu;
-
-		synchronize_rcu();
-		for_each_possible_cpu(cpu)
-			irq_work_sync(per_cpu_ptr(&vhca_owed_work, cpu));
-	}
+	/* Nothing is owed it: its QPs' destruction saw to that. */
 	vhca_uring_fini(&cq->uring);
 	kvfree(cq->ring);
 	return 0;
@@ -334,7 +324,7 @@ static bool vhca_cq_due(struct vhca_cq *cq, const struct ib_wc *wc,
  * Call the handler, then again for every notification that came while it
  * ran: posters on other CPUs left those calls to us.
  */
-static void vhca_cq_run_handler(struct vhca_cq *cq)
+static void vhca_cq_run_handler(struct vhca_cq *cq, bool owed_irq)
 {
 	unsigned long flags;
 	bool again;
@@ -344,9 +334,12 @@ static void vhca_cq_run_handler(struct vhca_cq *cq)
 		 * As from an interrupt: a handler that raises a softirq
 		 * (IB_POLL_SOFTIRQ's irq_poll) has it run at the enable,
 		 * not later from ksoftirqd. In the interrupt a post_send's
-		 * run raised (vhca_cq_owed_irq()), it runs as that ends.
+		 * run raised (vhca_cq_owed_irq()), bottom halves may not be
+		 * toggled: the softirq runs at the run's own enable if the
+		 * interrupt came before it (as it does on x86, a self-IPI
+		 * at the run's end), else as the interrupt ends.
 		 */
-		if (in_hardirq()) {
+		if (owed_irq) {
 			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 		} else {
 			local_bh_disable();
@@ -374,12 +367,13 @@ static void vhca_cq_error_event(struct vhca_cq *cq)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
-static void vhca_cq_make(struct vhca_cq *cq, u8 what)
+/* Make callbacks @what; @owed_irq: from vhca_cq_owed_irq(). */
+static void vhca_cq_make(struct vhca_cq *cq, u8 what, bool owed_irq)
 {
 	if (what & VHCA_CQ_DEFER_ERROR)
 		vhca_cq_error_event(cq);
 	if (what & VHCA_CQ_DEFER_HANDLER)
-		vhca_cq_run_handler(cq);
+		vhca_cq_run_handler(cq, owed_irq);
 }
 
 /*
@@ -393,7 +387,7 @@ static void vhca_cq_callback(struct vhca_cq *cq, u8 what)
 	unsigned long flags;
 
 	if (!vhca_engine_nosleep()) {
-		vhca_cq_make(cq, what);
+		vhca_cq_make(cq, what, false);
 		return;
 	}
 	spin_lock_irqsave(&cq->lock, flags);
@@ -424,8 +418,39 @@ static void vhca_cq_owed_irq(struct irq_work *work)
 		owed = cq->deferred;
 		cq->deferred = 0;
 		spin_unlock(&cq->lock);
-		vhca_cq_make(cq, owed);
+		vhca_cq_make(cq, owed, true);
 	}
+}
+
+static bool vhca_cq_was_owed(struct ib_cq *ibcq)
+{
+	return ibcq && READ_ONCE(to_vhca_cq(ibcq)->was_owed);
+}
+
+/**
+ * vhca_cq_sync_owed - wait for the calls runs owed CQs of a dying QP
+ * @send_cq: the QP's send CQ, or NULL
+ * @recv_cq: its receive CQ, or NULL
+ *
+ * A run that owed one of the CQs a call may have let the QP go before the
+ * call was made, and ib_core may then free the CQ (ib_free_cq() cancels
+ * the CQ's own work first, which a late handler call would queue again).
+ * A run keeps bottom halves off until it has raised its interrupt, an RCU
+ * read-side section: after a grace period every such interrupt is
+ * raised, and then waited for. Only CQs that were ever owed pay for it.
+ *
+ * Context: process context; sleeps. No run may reach the CQs through
+ * the QP any more (vhca_destroy_qp() has waited for its references).
+ */
+void vhca_cq_sync_owed(struct ib_cq *send_cq, struct ib_cq *recv_cq)
+{
+	int cpu;
+
+	if (!vhca_cq_was_owed(send_cq) && !vhca_cq_was_owed(recv_cq))
+		return;
+	synchronize_rcu();
+	for_each_possible_cpu(cpu)
+		irq_work_sync(per_cpu_ptr(&vhca_owed_work, cpu));
 }
 
 /**
@@ -442,7 +467,12 @@ void vhca_cq_raise_owed(void)
 	struct irq_work *work;
 	unsigned long flags;
 
-	/* Against an earlier run's interrupt emptying the list meanwhile. */
+	/*
+	 * Interrupts off: this CPU's interrupt may not find the work half
+	 * set up, nor empty the list between the look and the queue (a work
+	 * queued with an empty list would be harmless, but one is queued
+	 * only while a CQ whose destruction waits for it is on the list).
+	 */
 	local_irq_save(flags);
 	if (__this_cpu_read(vhca_owed_cqs)) {
 		work = this_cpu_ptr(&vhca_owed_work);

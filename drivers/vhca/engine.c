@@ -105,7 +105,7 @@ struct vhca_sq_budget {
 /*
  * True on a CPU while it runs a send queue inside a kernel post_send
  * (vhca_engine_post()), bottom halves off: such a run may not sleep, and
- * a post from a completion handler it calls does not run another.
+ * owes its completion handlers' calls to an interrupt (cq.c).
  */
 static DEFINE_PER_CPU(bool, vhca_in_post);
 
@@ -909,14 +909,14 @@ MODULE_PARM_DESC(post_bytes,
  * IB_EVENT_QP_LAST_WQE_REACHED. Completion
  * handlers and CQ events are owed until the run ends, which raises an
  * interrupt on this CPU (an irq_work) to make them, as a NIC would
- * (vhca_cq_raise_owed()); a softirq a handler raises (irq_poll) runs as
- * that interrupt ends or at the run's enable. (Made from a CQ tasklet
- * instead, the irq_poll a handler raised waited for a second softirq
- * pass, which was ksoftirqd's whenever a task woken meanwhile wanted the
- * CPU: about one switch to it per NVMe-oF I/O,
- * Documentation/mrcore/datapath.rst.) A post from a handler called by a
- * worker's or a doorbell's run may run here, nested in it between two
- * WQEs; one from a handler in that interrupt goes to the worker.
+ * (vhca_cq_raise_owed()); a softirq a handler raises (irq_poll) runs at
+ * the run's bottom-half enable, or as the interrupt ends if that comes
+ * later. (Made from a CQ tasklet instead, the irq_poll a handler raised
+ * waited for a second softirq pass, which was ksoftirqd's whenever a
+ * task woken meanwhile wanted the CPU: about one switch to it per NVMe-oF
+ * I/O, Documentation/mrcore/datapath.rst.) A post from a completion
+ * handler never runs here: handlers are called with bottom halves off or
+ * in that interrupt, and such a post goes to the worker.
  *
  * Context: any; does not sleep.
  */

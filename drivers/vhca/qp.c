@@ -971,6 +971,7 @@ int vhca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * this stop is the last.
 	 */
 	vhca_engine_qp_stop(qp);
+	vhca_cq_sync_owed(ibqp->send_cq, ibqp->recv_cq);
 	vhca_qpn_retire(qp);
 
 	if (!qp->srq)

@@ -311,7 +311,8 @@ struct vhca_ucontext {
  *	the handler calls it once more
  * @deferred: VHCA_CQ_DEFER_* callbacks a kernel post_send's run owes: it
  *	may not call the consumer back before it ends (vhca_engine_post())
- * @was_owed: a run owed callbacks once; destroy waits for runs to end
+ * @was_owed: a run owed it callbacks once: destroying one of its QPs
+ *	waits until they are made (vhca_cq_sync_owed())
  * @owed_next: the next CQ on the owing CPU's list, while @deferred
  */
 struct vhca_cq {

@@ -59,6 +59,7 @@ int vhca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
  */
 int vhca_cq_post(struct vhca_cq *cq, const struct ib_wc *wc, bool solicited);
 void vhca_cq_raise_owed(void);
+void vhca_cq_sync_owed(struct ib_cq *send_cq, struct ib_cq *recv_cq);
 
 /* debugfs.c */
 void vhca_debugfs_init(struct vhca_dev *vdev, struct dentry *root);
