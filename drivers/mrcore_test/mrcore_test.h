@@ -20,6 +20,7 @@
 #include <linux/bits.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/timekeeping.h>
 #include <linux/types.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
@@ -120,6 +121,16 @@ extern const struct mrct_ext mrct_dmabuf_ext;
  * round. A set time is overrun by at most one batch.
  */
 #define MRCT_BENCH_CLOCK_POLLS	64
+
+/*
+ * Has @min_ns passed since @start? Called once a round, it reads the
+ * clock only every MRCT_BENCH_CLOCK_POLLS calls (*@rounds counts them).
+ */
+static inline bool mrct_bench_time_up(u32 *rounds, u64 start, u64 min_ns)
+{
+	return !(++*rounds % MRCT_BENCH_CLOCK_POLLS) &&
+	       ktime_get_ns() - start >= min_ns;
+}
 
 /*
  * By file. The ioctl handlers (int mrct_foo(ctx, uarg), named after their

@@ -31,7 +31,8 @@
 int mrct_bench_memcpy(struct mrct_ctx *ctx, void __user *uarg)
 {
 	struct mrct_bench_memcpy req;
-	u64 start, now, copies = 0;
+	u64 start, copies = 0;
+	u32 rounds = 0;
 	void *src, *dst;
 	int err = 0;
 
@@ -51,24 +52,20 @@ int mrct_bench_memcpy(struct mrct_ctx *ctx, void __user *uarg)
 	memset(dst, 0, req.length);
 
 	start = ktime_get_ns();
-	now = start;
 	do {
 		memcpy(dst, src, req.length);
 		/* Each copy is a real one: the compiler may not merge them. */
 		barrier_data(dst);
+		copies++;
 		if (fatal_signal_pending(current)) {
 			err = -EINTR;
 			goto out_free;
 		}
 		cond_resched();
-		/* The clock once a batch: see MRCT_BENCH_CLOCK_POLLS. */
-		if (++copies % MRCT_BENCH_CLOCK_POLLS)
-			continue;
-		now = ktime_get_ns();
-	} while (now - start < req.min_ns);
+	} while (!mrct_bench_time_up(&rounds, start, req.min_ns));
 
 	req.copies = copies;
-	req.elapsed_ns = now - start;
+	req.elapsed_ns = ktime_get_ns() - start;
 	if (copy_to_user(uarg, &req, sizeof(req)))
 		err = -EFAULT;
 out_free:
@@ -170,9 +167,7 @@ static int mrct_bench_write_locked(struct mrct_ctx *ctx,
 
 	start = ktime_get_ns();
 	for (;;) {
-		/* The clock once a batch of polls: see MRCT_BENCH_CLOCK_POLLS. */
-		if (posting && !(++polls % MRCT_BENCH_CLOCK_POLLS) &&
-		    ktime_get_ns() - start >= req->min_ns)
+		if (posting && mrct_bench_time_up(&polls, start, req->min_ns))
 			posting = false;
 		if (posting && inflight < req->depth) {
 			inflight += mrct_bench_post(pair, qp, w,

@@ -347,9 +347,7 @@ static int mrct_frwr_bench_loop(struct mrct_ctx *ctx, struct mrct_pair *pair,
 
 	start = ktime_get_ns();
 	for (;;) {
-		/* The clock once a batch of polls: see MRCT_BENCH_CLOCK_POLLS. */
-		if (posting && !(++polls % MRCT_BENCH_CLOCK_POLLS) &&
-		    ktime_get_ns() - start >= req->min_ns)
+		if (posting && mrct_bench_time_up(&polls, start, req->min_ns))
 			posting = false;
 		while (posting && inflight < req->depth) {
 			err = mrct_frwr_bench_post(pair, qp, w, &w->slot[next]);
