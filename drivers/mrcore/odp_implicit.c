@@ -32,21 +32,36 @@
 
 #include "odp.h"
 
-/* Point the parent's KSM entry @ci at child key @key (0: non-present). */
+/*
+ * Point the parent's KSM entry @ci at child key @key (0: non-present).
+ *
+ * Walks read the entry while it changes, its key first and then its
+ * address; write_xlt stores whole 8-byte words. So a hook stores the
+ * address word, fences, then the word holding the key, and an unhook
+ * stores the key word alone: a walk that reads a key reads the address
+ * hooked with it (entry @ci's address is the same for every child of
+ * the block), never a key with a stale or half-written address.
+ */
 static void mrc_odp_ksm_write(struct mrc_odp *podp, u64 ci, u32 key)
 {
 	struct mrc_mr *parent = podp->mr;
 	struct mrc_device *mdev = parent->mdev;
+	u64 off = parent->xlt.offset + ci * MRC_KLM_ENTRY_SIZE;
 	struct mrc_klm e = {
 		.key = cpu_to_le32(key),
-		.addr = cpu_to_le64(key ? ci << MRC_ODP_CHILD_SHIFT : 0),
+		.addr = cpu_to_le64(ci << MRC_ODP_CHILD_SHIFT),
 	};
 
+	BUILD_BUG_ON(offsetof(struct mrc_klm, addr) != sizeof(u64) ||
+		     offsetof(struct mrc_klm, key) >= sizeof(u64));
 	lockdep_assert_held(&podp->imp->lock);
 	/* Checked range: device memory writes do not fail. */
-	WARN_ON_ONCE(mdev->ops->write_xlt(mdev, parent->xlt.offset +
-					  ci * MRC_KLM_ENTRY_SIZE, &e,
-					  sizeof(e)));
+	if (key) {
+		WARN_ON_ONCE(mdev->ops->write_xlt(mdev, off + sizeof(u64),
+						  &e.addr, sizeof(u64)));
+		mdev->ops->fence(mdev);
+	}
+	WARN_ON_ONCE(mdev->ops->write_xlt(mdev, off, &e, sizeof(u64)));
 	mdev->ops->fence(mdev);
 }
 

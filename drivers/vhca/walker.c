@@ -357,18 +357,17 @@ static int vhca_walk_mtt(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
 
 /*
  * Bytes [@off, @off + @len) of one KLM or KSM entry of @ctx, at @iova of
- * @ctx's address space, through the key the entry names: the local DMA
- * key (the address is a DMA address) or another key of @ctx's PD, walked
- * by the nested-key rules. A page fault this nested walk records is
- * moved up to @ctx when @ctx is an ODP context.
+ * @ctx's address space, through @key, the key the entry names, from
+ * @addr in its space: the local DMA key (the address is a DMA address)
+ * or another key of @ctx's PD, walked by the nested-key rules. A page
+ * fault this nested walk records is moved up to @ctx when @ctx is an ODP
+ * context.
  */
 static int vhca_walk_klm_entry(struct vhca_walk *w,
-			       const struct mrc_mkey_ctx *ctx,
-			       void __iomem *klm, u64 iova, u64 off, u64 len,
+			       const struct mrc_mkey_ctx *ctx, u32 key,
+			       u64 addr, u64 iova, u64 off, u64 len,
 			       unsigned int depth)
 {
-	u32 key = readl(klm + offsetof(struct mrc_klm, key));
-	u64 addr = readq(klm + offsetof(struct mrc_klm, addr));
 	struct vhca_fault *f = w->fault;
 	bool had_fault = f && f->pending;
 	u64 delta;
@@ -404,7 +403,8 @@ static int vhca_walk_klm(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
 {
 	u64 off = iova - ctx->iova;
 	void __iomem *klm;
-	u32 i;
+	u32 i, key;
+	u64 addr;
 	int err;
 
 	err = vhca_mkey_xlt_check(w->vdev, ctx);
@@ -427,7 +427,10 @@ static int vhca_walk_klm(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
 		}
 
 		n = min_t(u64, len, bcount - off);
-		err = vhca_walk_klm_entry(w, ctx, klm, iova, off, n, depth);
+		key = readl(klm + offsetof(struct mrc_klm, key));
+		addr = readq(klm + offsetof(struct mrc_klm, addr));
+		err = vhca_walk_klm_entry(w, ctx, key, addr, iova, off, n,
+					  depth);
 		if (err)
 			return err;
 		iova += n;
@@ -443,13 +446,21 @@ static int vhca_walk_klm(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
  * block's first byte in that key's space. ctx->iova must be aligned to
  * the block size. An entry naming key 0 in an ODP context is
  * non-present: a page fault of this context.
+ *
+ * An ODP context's entries change while walks run (mrcore hooks and
+ * unhooks implicit children), so an entry's key is read once, and
+ * before its address: mrcore stores the address, fences, then the key
+ * word (write_xlt stores whole 8-byte words), and unhooks by storing the
+ * key word alone, so a walk that sees a key sees the address written
+ * with it. readl() and readq() of the same memory are not reordered.
  */
 static int vhca_walk_ksm(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
 			 u64 iova, u64 len, unsigned int depth)
 {
 	unsigned int shift = ctx->page_shift;
 	void __iomem *klm;
-	u64 bsz, idx;
+	u64 bsz, idx, addr;
+	u32 key;
 	int err;
 
 	if (shift < PAGE_SHIFT || shift >= BITS_PER_LONG)
@@ -470,10 +481,12 @@ static int vhca_walk_ksm(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
 			return -EINVAL;
 		klm = w->vdev->mem.xlt + ctx->xlt_offset +
 		      idx * MRC_KLM_ENTRY_SIZE;
-		if (!readl(klm + offsetof(struct mrc_klm, key)) &&
-		    (ctx->flags & MRC_MKEY_F_ODP))
+		key = readl(klm + offsetof(struct mrc_klm, key));
+		if (!key && (ctx->flags & MRC_MKEY_F_ODP))
 			return vhca_walk_fault(w, ctx, iova, len);
-		err = vhca_walk_klm_entry(w, ctx, klm, iova, off, n, depth);
+		addr = readq(klm + offsetof(struct mrc_klm, addr));
+		err = vhca_walk_klm_entry(w, ctx, key, addr, iova, off, n,
+					  depth);
 		if (err)
 			return err;
 		iova += n;
