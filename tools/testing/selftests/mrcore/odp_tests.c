@@ -95,6 +95,8 @@
  * has had a success and a DONTNEED, or POLL_MS passes without them.
  */
 #define RACE_ITERS	64
+/* WRITE, then MADV_DONTNEED, rounds of implicit_reclaim_races_writes. */
+#define RECLAIM_ROUNDS	2000
 
 FIXTURE(odp)
 {
@@ -2450,6 +2452,56 @@ ODP_TEST_T(implicit_reclaim_idle, 180)
 	EXPECT_LE(3 * npages, st.fault_pages);
 	EXPECT_EQ(npages, st.mapped_pages);
 
+	odp_dereg(_metadata, self->fd, reg.handle);
+	EXPECT_EQ(mkeys0, mrc_stat("mkeys"));
+	munmap(buf, len);
+}
+
+/*
+ * The reclaim work unhooks an idle child's KSM entry while walks may be
+ * reading it. Each round WRITEs through the implicit MR, checks the bytes
+ * and drops the pages with MADV_DONTNEED, which makes the child idle and
+ * queues its reclaim; the next round's WRITE is posted at once, so its
+ * walk of the parent's entry runs beside the unhooking (or finds the old
+ * child and faults through it, or finds no child and creates one).
+ * Nothing invalidates the block while a WRITE runs, so every WRITE
+ * succeeds with the right bytes: a walk that read the entry half changed
+ * (a key without its address, a key read twice) failed REM_ACCESS_ERR.
+ */
+ODP_TEST_T(implicit_reclaim_races_writes, 600)
+{
+	const size_t len = 2 * PAGE;
+	struct mrct_odp_stats st;
+	struct mrct_reg reg;
+	long long mkeys0;
+	unsigned int i;
+	uint8_t *buf;
+
+	odp_dbg_present(_metadata);
+	mkeys0 = mrc_stat("mkeys");
+	buf = odp_map_block(len, 0);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, odp_reg_implicit(self->fd, LW | RW, &reg));
+	for (i = 0; i < RECLAIM_ROUNDS; i++) {
+		mt_fill(self->src, len, 300 + i);
+		odp_write(_metadata, self, &reg, (uintptr_t)buf, 0, len,
+			  MRCT_WC_SUCCESS);
+		if (memcmp(buf, self->src, len)) {
+			TH_LOG("round %u:", i);
+			odp_check(_metadata, "bytes written", buf, self->src,
+				  len);
+			break;
+		}
+		ASSERT_EQ(0, madvise(buf, len, MADV_DONTNEED));
+	}
+	odp_stats(_metadata, self->fd, reg.handle, &st);
+	TH_LOG("%u rounds: %llu faults, children created %llu, reclaimed %llu",
+	       i, (unsigned long long)st.faults,
+	       (unsigned long long)st.children_created,
+	       (unsigned long long)st.children_reclaimed);
+	EXPECT_EQ(RECLAIM_ROUNDS, i);
+	/* Every round's pages were gone: every WRITE faulted. */
+	EXPECT_LE(i, st.faults);
 	odp_dereg(_metadata, self->fd, reg.handle);
 	EXPECT_EQ(mkeys0, mrc_stat("mkeys"));
 	munmap(buf, len);
