@@ -127,6 +127,7 @@ long mrc_odp_implicit_map(struct mrc_odp *podp, u64 idx, u64 n, u32 flags)
 	u64 ci = idx >> MRC_ODP_CHILD_PAGE_SHIFT;
 	struct mrc_odp *codp;
 	struct mrc_mr *child;
+	bool idle;
 	long ret;
 
 	mutex_lock(&imp->lock);
@@ -142,9 +143,16 @@ long mrc_odp_implicit_map(struct mrc_odp *podp, u64 idx, u64 n, u32 flags)
 	codp = child->odp;
 	ret = mrc_odp_map_range(codp, idx - (ci << MRC_ODP_CHILD_PAGE_SHIFT),
 				n, flags);
-	/* A child the fault could not map into is idle at once. */
-	if (atomic_dec_and_test(&codp->active) &&
-	    !atomic64_read(&codp->mapped))
+	/*
+	 * A child the fault could not map into is idle at once. Under the
+	 * lock: once active drops to 0 a reclaim may free the child, and
+	 * it decides under the lock too.
+	 */
+	mutex_lock(&imp->lock);
+	idle = atomic_dec_and_test(&codp->active) &&
+	       !atomic64_read(&codp->mapped);
+	mutex_unlock(&imp->lock);
+	if (idle)
 		mrc_odp_reclaim_kick(imp);
 	return ret;
 }

@@ -452,7 +452,8 @@ static int vhca_walk_klm(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
  * before its address: mrcore stores the address, fences, then the key
  * word (write_xlt stores whole 8-byte words), and unhooks by storing the
  * key word alone, so a walk that sees a key sees the address written
- * with it. readl() and readq() of the same memory are not reordered.
+ * with it. The read of the key must come first: readl() orders the
+ * loads after it (its relaxed and __raw_ forms would not).
  */
 static int vhca_walk_ksm(struct vhca_walk *w, const struct mrc_mkey_ctx *ctx,
 			 u64 iova, u64 len, unsigned int depth)

@@ -230,10 +230,11 @@ struct mrc_mkey_ctx {
  *	(vhca revokes, drains, then writes; mlx5's UMR rereg has the same
  *	window), so a rereg of a key in use by a peer can fail that I/O.
  * @write_xlt: copy @len bytes of encoded entries to byte @offset of the
- *	translation area, each naturally aligned 8-byte word of it whole: a
- *	device access running beside the write reads such a word either as
- *	it was or as written, never part of each (an MTT entry, a KLM
- *	entry's half).
+ *	translation area. mrcore writes whole entries, so @offset and @len
+ *	are multiples of 8; each 8-byte word is then stored whole: a device
+ *	access running beside the write reads such a word (an MTT entry, a
+ *	KLM entry's half) either as it was or as written, never part of
+ *	each.
  * @read_counter: the value of counter slot @counter (1 .. max_counters - 1).
  * @reset_counter: set counter slot @counter to 0.
  * @set_mkey_counter: set only the counter field of context slot @index to
