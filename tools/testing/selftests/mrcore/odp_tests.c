@@ -2483,9 +2483,27 @@ ODP_TEST_T(implicit_reclaim_races_writes, 600)
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, odp_reg_implicit(self->fd, LW | RW, &reg));
 	for (i = 0; i < RECLAIM_ROUNDS; i++) {
+		struct mrct_qp_post p = {
+			.handle = self->pair.handle,
+			.opcode = MRCT_WR_RDMA_WRITE,
+			.rkey = reg.info.rkey,
+			.remote_addr = reg.iova + (uintptr_t)buf,
+			.num_sge = 1,
+			.sge[0] = { SRC_IOVA, len, self->src_mr.info.lkey },
+		};
+
 		mt_fill(self->src, len, 300 + i);
-		odp_write(_metadata, self, &reg, (uintptr_t)buf, 0, len,
-			  MRCT_WC_SUCCESS);
+		ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST, &p));
+		ASSERT_EQ(0, p.post_err);
+		if (p.status != MRCT_WC_SUCCESS) {
+			/* A failed fault (dev_fault_errors) or a failed walk. */
+			odp_stats(_metadata, self->fd, reg.handle, &st);
+			TH_LOG("round %u: WRITE %s; %llu faults, %llu device fault errors",
+			       i, mt_wc_name(p.status),
+			       (unsigned long long)st.faults,
+			       (unsigned long long)st.dev_fault_errors);
+			break;
+		}
 		if (memcmp(buf, self->src, len)) {
 			TH_LOG("round %u:", i);
 			odp_check(_metadata, "bytes written", buf, self->src,
