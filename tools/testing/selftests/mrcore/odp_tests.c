@@ -336,6 +336,25 @@ static void odp_post(struct __test_metadata *_metadata,
 	EXPECT_EQ(want ? MRCT_QPS_ERR : MRCT_QPS_RTS, p->qp_state[0]);
 }
 
+/*
+ * The work request of an RDMA @opcode of @len bytes on QP A of the
+ * fixture's pair: local SGE (@lkey, @laddr), remote @rkey @raddr.
+ */
+static struct mrct_qp_post odp_rdma_wr(const struct _test_data_odp *self,
+				       uint32_t opcode, uint32_t lkey,
+				       uint64_t laddr, uint32_t rkey,
+				       uint64_t raddr, uint32_t len)
+{
+	return (struct mrct_qp_post){
+		.handle = self->pair.handle,
+		.opcode = opcode,
+		.rkey = rkey,
+		.remote_addr = raddr,
+		.num_sge = 1,
+		.sge[0] = { .addr = laddr, .length = len, .lkey = lkey },
+	};
+}
+
 /* RDMA @opcode of @len bytes: local SGE (@lkey, @laddr), remote @rkey @raddr. */
 static void odp_rdma(struct __test_metadata *_metadata,
 		     struct _test_data_odp *self, uint32_t opcode,
@@ -343,15 +362,9 @@ static void odp_rdma(struct __test_metadata *_metadata,
 		     uint64_t raddr, uint32_t len, uint32_t want,
 		     const char *what)
 {
-	struct mrct_qp_post p = {};
+	struct mrct_qp_post p = odp_rdma_wr(self, opcode, lkey, laddr, rkey,
+					    raddr, len);
 
-	p.opcode = opcode;
-	p.rkey = rkey;
-	p.remote_addr = raddr;
-	p.num_sge = 1;
-	p.sge[0].addr = laddr;
-	p.sge[0].length = len;
-	p.sge[0].lkey = lkey;
 	odp_post(_metadata, self, &p, want, what);
 }
 
@@ -1487,19 +1500,13 @@ static bool odp_race_write(struct __test_metadata *_metadata,
 			   const struct odp_dontneed *d, unsigned int iter,
 			   unsigned int seed, unsigned int *bad)
 {
-	struct mrct_qp_post p = {};
+	struct mrct_qp_post p = odp_rdma_wr(self, MRCT_WR_RDMA_WRITE,
+					    self->src_mr.info.lkey, SRC_IOVA,
+					    reg->info.rkey, raddr, d->len);
 	size_t i;
 	int err;
 
 	mt_fill(self->src, d->len, seed);
-	p.handle = self->pair.handle;
-	p.opcode = MRCT_WR_RDMA_WRITE;
-	p.rkey = reg->info.rkey;
-	p.remote_addr = raddr;
-	p.num_sge = 1;
-	p.sge[0].addr = SRC_IOVA;
-	p.sge[0].length = d->len;
-	p.sge[0].lkey = self->src_mr.info.lkey;
 	err = mt_ioctl(self->fd, MRCT_QP_POST, &p);
 	if (err)
 		TH_LOG("iteration %u: MRCT_QP_POST: %s", iter, strerror(-err));
@@ -2483,14 +2490,11 @@ ODP_TEST_T(implicit_reclaim_races_writes, 600)
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, odp_reg_implicit(self->fd, LW | RW, &reg));
 	for (i = 0; i < RECLAIM_ROUNDS; i++) {
-		struct mrct_qp_post p = {
-			.handle = self->pair.handle,
-			.opcode = MRCT_WR_RDMA_WRITE,
-			.rkey = reg.info.rkey,
-			.remote_addr = reg.iova + (uintptr_t)buf,
-			.num_sge = 1,
-			.sge[0] = { SRC_IOVA, len, self->src_mr.info.lkey },
-		};
+		struct mrct_qp_post p = odp_rdma_wr(self, MRCT_WR_RDMA_WRITE,
+						    self->src_mr.info.lkey,
+						    SRC_IOVA, reg.info.rkey,
+						    reg.iova + (uintptr_t)buf,
+						    len);
 
 		mt_fill(self->src, len, 300 + i);
 		ASSERT_EQ(0, mt_ioctl(self->fd, MRCT_QP_POST, &p));
