@@ -527,24 +527,25 @@ nv_perio() {
 	}'
 }
 
-# nv_share R JOBS IOPS C0 C1: where the CPUs went during a 4 KiB run of
-# the current vhca column (NV_LABEL; nv_counters at its start and end),
-# and the IOPS the same CPU time would give if the engine cost nothing:
+# nv_share R JOBS WHAT FIGURE UNIT C0 C1: where the CPUs went during the
+# run WHAT (e.g. "4 KiB randread") of the current vhca column (NV_LABEL;
+# nv_counters at its start and end) that gave FIGURE UNIT (IOPS, MiB/s),
+# and the FIGURE the same CPU time would give if the engine cost nothing:
 # the ceiling of any engine speed-up when the CPUs are saturated.
 nv_share() {
-	awk -v r="$1" -v j="$2" -v iops="$3" -v c0="$4" -v c1="$5" \
-	    -v l="$NV_LABEL" \
+	awk -v r="$1" -v j="$2" -v what="$3" -v fig="$4" -v unit="$5" \
+	    -v c0="$6" -v c1="$7" -v l="$NV_LABEL" \
 	    -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" 'BEGIN {
 		split(c0, a, " "); split(c1, b, " ")
 		busy = (b[1] - a[1]) / hz; total = (b[2] - a[2]) / hz
 		eng = (b[4] - a[4]) / 1e9
-		if (total <= 0 || busy <= eng || iops == "") {
-			print "bench: NVMe-oF round " r ", " l ", " j " job(s): CPU share not measured"
+		if (total <= 0 || busy <= eng || fig == "") {
+			print "bench: NVMe-oF round " r ", " l ", " j " job(s), " what ": CPU share not measured"
 			exit
 		}
-		printf "bench: NVMe-oF round %d, %s, %d job(s), 4 KiB randread: CPUs busy %.0f%% of the time, vhca engine %.1f%% of the CPU time used; with a free engine at most %.0f IOPS (%.2fx)\n",
-		       r, l, j, 100 * busy / total, 100 * eng / busy,
-		       iops * busy / (busy - eng), busy / (busy - eng)
+		printf "bench: NVMe-oF round %d, %s, %d job(s), %s: CPUs busy %.0f%% of the time, vhca engine %.1f%% of the CPU time used; with a free engine at most %.0f %s (%.2fx)\n",
+		       r, l, j, what, 100 * busy / total, 100 * eng / busy,
+		       fig * busy / (busy - eng), unit, busy / (busy - eng)
 	}'
 }
 
@@ -583,7 +584,8 @@ nv_round() {
 		nv_set "$t" "$r" ctx "${pio% *}"
 		nv_set "$t" "$r" cpu "${pio#* }"
 		if [ -n "$vhca" ]; then
-			nv_share "$r" 1 "$(nv_get "$t" "$r" iops1)" "$c0" "$c1"
+			nv_share "$r" 1 "4 KiB randread" \
+				 "$(nv_get "$t" "$r" iops1)" IOPS "$c0" "$c1"
 			nv_set "$t" "$r" inl "$(nv_inline "$c0" "$c1")"
 		fi
 	fi
@@ -600,11 +602,19 @@ nv_round() {
 		# shellcheck disable=SC2086
 		c1=$(nv_counters $src)
 		nv_set "$t" "$r" iops4 "$(nv_val iops)"
-		[ -n "$vhca" ] && nv_share "$r" 4 "$(nv_get "$t" "$r" iops4)" "$c0" "$c1"
+		[ -n "$vhca" ] && nv_share "$r" 4 "4 KiB randread" \
+			"$(nv_get "$t" "$r" iops4)" IOPS "$c0" "$c1"
 	fi
 	for j in 1 4; do
-		nv_fio "$t" "$r" "128 KiB QD16 $j job(s)" "$blk" libaio read 128k 16 $j &&
-			nv_set "$t" "$r" mib$j "$(nv_val mib)"
+		# shellcheck disable=SC2086
+		c0=$(nv_counters $src)
+		nv_fio "$t" "$r" "128 KiB QD16 $j job(s)" "$blk" libaio read 128k 16 $j ||
+			continue
+		# shellcheck disable=SC2086
+		c1=$(nv_counters $src)
+		nv_set "$t" "$r" mib$j "$(nv_val mib)"
+		[ -n "$vhca" ] && nv_share "$r" "$j" "128 KiB read" \
+			"$(nv_get "$t" "$r" mib$j)" MiB/s "$c0" "$c1"
 	done
 	if nv_fio "$t" "$r" "4 KiB QD1 psync" "$blk" psync randread 4k 1 1; then
 		nv_set "$t" "$r" lat "$(nv_val lat)"
